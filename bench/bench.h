@@ -1,0 +1,24 @@
+/* bench/bench.h — benchmarks behind `rlvr bench WHAT`.
+ *
+ * Every benchmark prints one JSON object per line to stdout (fields at least
+ * "bench" and "config", its figures, a ceiling measured in the same run and
+ * their "ratio"), then, unless json_only, a short human table. */
+#ifndef RLVR_BENCH_BENCH_H
+#define RLVR_BENCH_BENCH_H
+
+#include <stdbool.h>
+
+typedef struct {
+    bool quick;      /* smaller sizes, for CI and the quickstart */
+    bool json_only;  /* no human table */
+} rlvr_bench_options;
+
+typedef struct {
+    const char *name;
+    int (*run)(const rlvr_bench_options *opt);
+} rlvr_bench;
+
+/* Terminated by {NULL}. Defined in bench/bench.c. */
+extern const rlvr_bench rlvr_benches[];
+
+#endif

@@ -1,0 +1,33 @@
+/* jobs/commands.h — the verbs of the `rlvr` command. Each job kind lives in
+ * its own file and exposes `int rlvr_cmd_<verb>(int argc, char **argv)`,
+ * where argv[0] is the verb itself. The return value is the process exit
+ * status (see docs/OPERATIONS.md for the documented codes). */
+#ifndef RLVR_JOBS_COMMANDS_H
+#define RLVR_JOBS_COMMANDS_H
+
+/* Exit statuses shared by all verbs. */
+enum {
+    RLVR_EXIT_OK = 0,
+    RLVR_EXIT_FAILURE = 1,   /* the job ran and failed (or a gate rejected) */
+    RLVR_EXIT_USAGE = 2,     /* bad command line or configuration */
+};
+
+typedef int (*rlvr_command_fn)(int argc, char **argv);
+
+typedef struct {
+    const char *name;
+    const char *usage;    /* "CONFIG [--json]" */
+    const char *summary;  /* one line for `rlvr help` */
+    rlvr_command_fn run;
+} rlvr_command;
+
+/* The table of verbs, terminated by {NULL}. */
+extern const rlvr_command rlvr_commands[];
+
+/* Prints an error with the library's last message and returns RLVR_EXIT_FAILURE
+ * (or RLVR_EXIT_USAGE for configuration errors). */
+int rlvr_cmd_fail(const char *verb, int rc);
+
+int rlvr_cmd_bench(int argc, char **argv);
+
+#endif

@@ -1,0 +1,66 @@
+/* jobs/main.c — the `rlvr` command: finds the verb and runs it. */
+#include "core/config.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "jobs/commands.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#ifndef RLVR_VERSION
+#define RLVR_VERSION "unknown"
+#endif
+
+const rlvr_command rlvr_commands[] = {
+    {"bench", "policy [--quick] [--json]", "run a benchmark and print JSON lines plus a table", rlvr_cmd_bench},
+    {NULL, NULL, NULL, NULL},
+};
+
+static void print_help(FILE *out) {
+    fprintf(out,
+            "rlvr %s — reinforcement learning with verifiable rewards for tool-using agents\n\n"
+            "usage: rlvr VERB [ARGS]\n\n",
+            RLVR_VERSION);
+    for (const rlvr_command *c = rlvr_commands; c->name; c++)
+        fprintf(out, "  rlvr %-6s %-28s %s\n", c->name, c->usage, c->summary);
+    fprintf(out,
+            "\n  rlvr help                           this text\n"
+            "  rlvr --version                      version and build\n\n"
+            "Environment: RLVR_LOG=error|warn|info|debug sets the log level (default info).\n"
+            "Documentation: README.md, docs/CONFIG.md, docs/FORMATS.md, docs/OPERATIONS.md\n");
+}
+
+int rlvr_cmd_fail(const char *verb, int rc) {
+    const char *msg = rlvr_error_last();
+    fprintf(stderr, "rlvr %s: error: %s\n", verb, msg[0] ? msg : rlvr_error_name(rc));
+    return rc == RLVR_ECONFIG ? RLVR_EXIT_USAGE : RLVR_EXIT_FAILURE;
+}
+
+int main(int argc, char **argv) {
+    rlvr_log_set_level(RLVR_LOG_INFO);
+    rlvr_log_init_from_env();
+    if (argc < 2 || strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        print_help(stdout);
+        return argc < 2 ? RLVR_EXIT_USAGE : RLVR_EXIT_OK;
+    }
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+        printf("rlvr %s\n", RLVR_VERSION);
+        return RLVR_EXIT_OK;
+    }
+    for (const rlvr_command *c = rlvr_commands; c->name; c++)
+        if (strcmp(argv[1], c->name) == 0) return c->run(argc - 1, argv + 1);
+
+    const char *closest = NULL;
+    size_t best = (size_t)-1;
+    for (const rlvr_command *c = rlvr_commands; c->name; c++) {
+        size_t d = rlvr_edit_distance(argv[1], c->name);
+        if (d < best) {
+            best = d;
+            closest = c->name;
+        }
+    }
+    fprintf(stderr, "rlvr: unknown verb \"%s\"", argv[1]);
+    if (closest && best <= 3) fprintf(stderr, "; did you mean \"%s\"?", closest);
+    fprintf(stderr, " (rlvr help lists the verbs)\n");
+    return RLVR_EXIT_USAGE;
+}

@@ -1,0 +1,47 @@
+/* policy/kernels.h — the transformer's building blocks on CPU (llm.c style).
+ *
+ * Conventions: outputs first, then inputs, then sizes. Backward functions
+ * take the d* buffers first and ACCUMULATE (+=) into them; zeroing is the
+ * caller's job. N is a number of rows (positions), C a width. Shared by the
+ * training forward/backward (model.c) and the sampler (sampler.c).
+ *
+ * RoPE convention (the only one in rlvr): interleaved pairs, as in Meta's
+ * Llama and llama2.c. Within each head of size hd, dimensions (2i, 2i+1) are
+ * rotated by angle pos · theta^(-2i/hd), i = 0 .. hd/2-1:
+ *   x'[2i]   = x[2i]·cos − x[2i+1]·sin
+ *   x'[2i+1] = x[2i]·sin + x[2i+1]·cos
+ * (HuggingFace checkpoints use the half-split form; converting one means
+ * permuting the rows of wq and wk.) */
+#ifndef RLVR_POLICY_KERNELS_H
+#define RLVR_POLICY_KERNELS_H
+
+#include <stdint.h>
+
+/* out = inp / rms(inp) * weight, per row; rstd (N) = 1/sqrt(mean(x²)+eps)
+ * (may be NULL when no backward follows). */
+void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *weight, int N, int C, float eps);
+void rmsnorm_backward(float *dinp, float *dweight, const float *dout, const float *inp, const float *weight,
+                      const float *rstd, int N, int C);
+
+/* In place on x (N, n_heads·hd); positions (N) give each row's position. */
+void rope_forward(float *x, const int32_t *positions, int N, int n_heads, int head_dim, float theta);
+/* The transposed rotation, in place on dx. */
+void rope_backward(float *dx, const int32_t *positions, int N, int n_heads, int head_dim, float theta);
+
+/* out = silu(gate) * up, (N, F). */
+void swiglu_forward(float *out, const float *gate, const float *up, int N, int F);
+void swiglu_backward(float *dgate, float *dup, const float *dout, const float *gate, const float *up, int N, int F);
+
+/* out (N, OC) = inp (N, C) · weight (OC, C)ᵀ through cblas_sgemm. */
+void matmul_forward(float *out, const float *inp, const float *weight, int N, int C, int OC);
+/* dinp += dout · weight ; dweight += doutᵀ · inp. Either may be NULL. */
+void matmul_backward(float *dinp, float *dweight, const float *dout, const float *inp, const float *weight, int N,
+                     int C, int OC);
+
+/* From one row of raw logits (V) at a temperature: log π(target) (target < 0:
+ * returns 0) and the entropy of softmax(logits / temperature). Computed in
+ * double internally. Writes the probabilities to probs (V) when non-NULL. */
+float logits_logprob_entropy(float *entropy, float *probs, const float *logits, int V, float temperature,
+                             int32_t target);
+
+#endif
