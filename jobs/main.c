@@ -12,7 +12,7 @@
 #endif
 
 const rlvr_command rlvr_commands[] = {
-    {"bench", "policy [--quick] [--json]", "run a benchmark and print JSON lines plus a table", rlvr_cmd_bench},
+    {"bench", "WHAT [--quick] [--json]", "run a benchmark and print JSON lines plus a table", rlvr_cmd_bench},
     {NULL, NULL, NULL, NULL},
 };
 
@@ -27,7 +27,7 @@ static void print_help(FILE *out) {
             "\n  rlvr help                           this text\n"
             "  rlvr --version                      version and build\n\n"
             "Environment: RLVR_LOG=error|warn|info|debug sets the log level (default info).\n"
-            "Documentation: README.md, docs/CONFIG.md, docs/FORMATS.md, docs/OPERATIONS.md\n");
+            "Documentation: README.md, docs/CONFIG.md, docs/FORMATS.md\n");
 }
 
 int rlvr_cmd_fail(const char *verb, int rc) {

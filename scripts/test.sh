@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The test command (README): installs what is missing, builds, and runs every
+# test under ctest, then the unit tests again under ASan+UBSan.
+# Services the tests need (munge, slurmctld, slurmd) are started by the tests'
+# own fixtures. Exit status: 0 only when every test passed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh
+
+echo "== build (Release, -Werror)"
+bash scripts/build.sh build
+echo "== ctest: all tests"
+status=0
+ctest --test-dir build --output-on-failure -j2 || status=1
+
+echo "== build (ASan + UBSan)"
+bash scripts/build.sh build-asan -DRLVR_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
+echo "== ctest: unit tests under ASan + UBSan"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure -j2 -L unit || status=1
+exit $status

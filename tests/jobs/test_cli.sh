@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The rlvr command's own surface: help, version, unknown verbs, bad options.
+set -u
+rlvr=$1
+fail=0
+check() { # description, expected status, command...
+  local what=$1 want=$2; shift 2
+  "$@" >/tmp/rlvr_cli_out.$$ 2>&1
+  local got=$?
+  if [ "$got" != "$want" ]; then
+    echo "FAIL: $what: exit $got, expected $want"; cat /tmp/rlvr_cli_out.$$; fail=1
+  fi
+}
+check "help" 0 "$rlvr" help
+grep -q "usage: rlvr VERB" /tmp/rlvr_cli_out.$$ || { echo "FAIL: help text"; fail=1; }
+check "no verb" 2 "$rlvr"
+check "--version" 0 "$rlvr" --version
+grep -qE "^rlvr [0-9]+\.[0-9]+\.[0-9]+" /tmp/rlvr_cli_out.$$ || { echo "FAIL: version text"; fail=1; }
+check "unknown verb" 2 "$rlvr" bnch
+grep -q 'did you mean "bench"' /tmp/rlvr_cli_out.$$ || { echo "FAIL: did-you-mean"; fail=1; }
+check "bench without name" 2 "$rlvr" bench
+check "unknown bench" 2 "$rlvr" bench nothing
+rm -f /tmp/rlvr_cli_out.$$
+[ $fail = 0 ] && echo "test_cli: all passed"
+exit $fail
