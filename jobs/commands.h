@@ -29,5 +29,7 @@ extern const rlvr_command rlvr_commands[];
 int rlvr_cmd_fail(const char *verb, int rc);
 
 int rlvr_cmd_bench(int argc, char **argv);
+int rlvr_cmd_config(int argc, char **argv);
+int rlvr_cmd_plan(int argc, char **argv);
 
 #endif

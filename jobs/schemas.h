@@ -1,0 +1,11 @@
+/* jobs/schemas.h — every configuration key rlvr understands, gathered from
+ * the modules' schema tables, so that one file can configure a whole run. */
+#ifndef RLVR_JOBS_SCHEMAS_H
+#define RLVR_JOBS_SCHEMAS_H
+
+#include "core/config.h"
+
+/* NULL-terminated list of all modules' key tables. */
+extern const rlvr_config_key *const rlvr_all_config_schemas[];
+
+#endif
