@@ -4,5 +4,7 @@
 
 /* One line per benchmark; each lives in its own bench_<name>.c. */
 const rlvr_bench rlvr_benches[] = {
+    {"policy", rlvr_bench_policy},
+    {"io", rlvr_bench_io},
     {NULL, NULL},
 };

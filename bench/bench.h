@@ -18,6 +18,10 @@ typedef struct {
     int (*run)(const rlvr_bench_options *opt);
 } rlvr_bench;
 
+/* The benchmarks, one per bench/bench_<name>.c. */
+int rlvr_bench_policy(const rlvr_bench_options *opt);
+int rlvr_bench_io(const rlvr_bench_options *opt);
+
 /* Terminated by {NULL}. Defined in bench/bench.c. */
 extern const rlvr_bench rlvr_benches[];
 

@@ -31,5 +31,6 @@ int rlvr_cmd_fail(const char *verb, int rc);
 int rlvr_cmd_bench(int argc, char **argv);
 int rlvr_cmd_config(int argc, char **argv);
 int rlvr_cmd_plan(int argc, char **argv);
+int rlvr_cmd_inspect(int argc, char **argv);
 
 #endif

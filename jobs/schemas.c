@@ -1,12 +1,19 @@
 #include "jobs/schemas.h"
 
+#include "io/config.h"
 #include "mpi/layout.h"
+#include "policy/model_config.h"
+#include "policy/sampler.h"
 #include "rl/config.h"
 
 /* One line per module table, in dependency order (DESIGN.md). */
 const rlvr_config_key *const rlvr_all_config_schemas[] = {
+    rlvr_model_config_keys,
+    rlvr_optim_config_keys,
+    rlvr_sampler_config_keys,
     rlvr_rl_config_keys,
-    rlvr_layout_config_keys,
     rlvr_rl_plan_config_keys,
+    rlvr_layout_config_keys,
+    rlvr_io_config_keys,
     NULL,
 };

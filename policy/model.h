@@ -91,6 +91,20 @@ const rlvr_param_views *rlvr_model_grad_views(const rlvr_model *m);
  * checkpoints and tests; a tied lm_head reports 0 elements. */
 const char *rlvr_model_tensor_name(int i);
 size_t rlvr_model_tensor_size(const rlvr_model *m, int i);
+/* True for the matrices AdamW decays (embed, wq, wk, wv, wo, w_gate, w_up,
+ * w_down, lm_head); false for the RMSNorm weights. */
+bool rlvr_model_tensor_decays(int i);
+
+/* Allocates (zeroed) the gradient and AdamW moment buffers now, so that a
+ * checkpoint can be restored into rlvr_model_adam_m/v before the first step. */
+int rlvr_model_alloc_optim_state(rlvr_model *m);
+
+/* Floating-point operations of one forward over `batch` (2 per multiply-add):
+ * every matmul, plus causal attention (row i of a sequence sees i+1 keys, in
+ * QKᵀ and in PV). A training step (forward + backward) counts 3× that. For
+ * benchmarks: GFLOP/s = flops / seconds / 1e9. */
+double rlvr_model_forward_flops(const rlvr_model_config *cfg, const rlvr_batch *batch);
+double rlvr_model_train_flops(const rlvr_model_config *cfg, const rlvr_batch *batch);
 
 /* Training forward over a packed batch at a temperature (> 0).
  * For every position t of sequence s (offsets[s] <= t < offsets[s+1]):
@@ -100,7 +114,8 @@ size_t rlvr_model_tensor_size(const rlvr_model *m, int i);
 int rlvr_model_forward(rlvr_model *m, const rlvr_batch *batch, float temperature, float *logprob_next,
                        float *entropy);
 
-/* Raw logits of the last forward, (T_total, V), before temperature. */
+/* Raw logits of the last forward, (T_total, V), before temperature; NULL
+ * when no forward succeeded. Valid until the next forward. */
 const float *rlvr_model_logits(const rlvr_model *m);
 
 /* Backward of the objective

@@ -1,0 +1,394 @@
+/* bench/bench_policy.c — `rlvr bench policy`: the policy engine on CPU.
+ *
+ *   train   forward + backward + AdamW at d=128 L=4 T=256 and d=512 L=8 T=512;
+ *           GFLOP/s against cblas_sgemm on the same matmul shapes.
+ *   decode  KV-cache decoding, batch 1 vs a group of G=16 sharing a 256-token
+ *           prompt: aggregate tokens/s and the speed-up of the group.
+ *   prefill a group's prompt shared (one prefill + G−1 copy-on-write forks) vs
+ *           G separate prefills.
+ *
+ * Every figure is measured in this run, its ceiling too (sgemm GFLOP/s on the
+ * matching shapes: M = tokens for training, M = batch rows for decode, M =
+ * prefill rows for prefill). Prints one JSON object per line, then a table. */
+#include "bench/bench.h"
+#include "core/error.h"
+#include "core/rng.h"
+#include "core/sys.h"
+#include "policy/model.h"
+#include "policy/optim.h"
+#include "policy/sampler.h"
+#include "policy/tokenizer.h"
+
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAX_ROWS = 8, GROUP = 16, PROMPT = 256, PREFILL_ROWS = 64 };
+
+/* One result line, kept for the table. */
+typedef struct {
+    char bench[32];
+    char config[96];
+    double tokens_per_s, gflops, ceiling, ratio;
+    double speedup; /* decode group vs batch 1, shared vs unshared prefill; 0 = none */
+} row;
+
+typedef struct {
+    row rows[MAX_ROWS];
+    int n;
+    bool quick;
+    int vocab; /* of every benchmark model */
+} report;
+
+static void emit(report *rep, const row *r) {
+    printf("{\"bench\":\"%s\",\"config\":\"%s\",\"tokens_per_s\":%.6g,\"gflops\":%.6g,\"ceiling_gflops\":%.6g,"
+           "\"ratio\":%.4f",
+           r->bench, r->config, r->tokens_per_s, r->gflops, r->ceiling, r->ratio);
+    if (r->speedup > 0) printf(",\"speedup\":%.4f", r->speedup);
+    printf(",\"quick\":%s}\n", rep->quick ? "true" : "false");
+    fflush(stdout);
+    if (rep->n < MAX_ROWS) rep->rows[rep->n++] = *r;
+}
+
+/* ---- model shapes ------------------------------------------------------- */
+
+/* The byte tokenizer's vocabulary rounded up to a multiple of 16. */
+static int bench_vocab(int *vocab) {
+    rlvr_tokenizer *t = NULL;
+    RLVR_TRY(rlvr_tokenizer_new_byte(&t));
+    *vocab = (rlvr_tokenizer_vocab_size(t) + 15) / 16 * 16;
+    rlvr_tokenizer_free(t);
+    return 0;
+}
+
+/* Llama-like proportions: head size 64, two query heads per KV head,
+ * d_ff ≈ 8/3·d rounded to 16. */
+static rlvr_model_config shape(int vocab, int d, int L, int max_seq) {
+    rlvr_model_config c = {
+        .vocab = vocab,
+        .d_model = d, .n_layers = L, .n_heads = d / 64, .n_kv_heads = d / 128, .d_ff = 8 * d / 3 / 16 * 16 + 16,
+        .max_seq = max_seq, .rope_theta = 10000.0f, .norm_eps = 1e-5f, .tie_embeddings = false,
+        .init_seed = 1, .init_std = 0.02f,
+    };
+    if (c.n_heads < 2) c.n_heads = 2;
+    if (c.n_kv_heads < 1) c.n_kv_heads = 1;
+    return c;
+}
+
+static void config_text(char *out, size_t cap, const rlvr_model_config *c, const char *extra) {
+    snprintf(out, cap, "d=%d L=%d H=%d KV=%d F=%d V=%d %s", c->d_model, c->n_layers, c->n_heads, c->n_kv_heads,
+             c->d_ff, c->vocab, extra);
+}
+
+/* ---- the sgemm ceiling ------------------------------------------------ */
+
+/* One GEMM C(M,N) = op(A)·op(B) with inner size K. */
+typedef struct {
+    int M, N, K;
+    bool trans_a, trans_b;
+} gemm;
+
+/* The weight matmuls of one layer and the head, as the forward runs them
+ * (out (M=rows, OC) = inp · Wᵀ) and, when `backward`, the two products of
+ * each backward (dinp = dout · W, dW = doutᵀ · inp). */
+static int model_gemms(gemm *g, const rlvr_model_config *c, int rows, bool backward) {
+    int C = c->d_model, kv = c->d_model / c->n_heads * c->n_kv_heads, F = c->d_ff;
+    int oc[] = {C, kv, kv, C, F, F, C, c->vocab}, ic[] = {C, C, C, C, C, C, F, C};
+    int n = 0;
+    for (int i = 0; i < 8; i++) {
+        g[n++] = (gemm){rows, oc[i], ic[i], false, true};
+        if (!backward) continue;
+        g[n++] = (gemm){rows, ic[i], oc[i], false, false};
+        g[n++] = (gemm){oc[i], ic[i], rows, true, false};
+    }
+    return n;
+}
+
+/* Runs one GEMM on scratch big enough for any of them. */
+static void run_gemm(const gemm *g, const float *a, const float *b, float *c) {
+    int lda = g->trans_a ? g->M : g->K, ldb = g->trans_b ? g->K : g->N;
+    cblas_sgemm(CblasRowMajor, g->trans_a ? CblasTrans : CblasNoTrans, g->trans_b ? CblasTrans : CblasNoTrans, g->M,
+                g->N, g->K, 1.0f, a, lda, b, ldb, 0.0f, c, g->N);
+}
+
+/* sgemm GFLOP/s for the model's mix of matmul shapes at `rows` rows: every
+ * shape is timed on its own (best of the rounds) and weighted by how often a
+ * step runs it (L times for a layer's matmuls, once for the head), so the
+ * ceiling is the rate the step's matmuls would run at through sgemm. */
+static int sgemm_ceiling(double *gflops, const rlvr_model_config *c, int rows, bool backward, double min_s) {
+    gemm g[24];
+    int n = model_gemms(g, c, rows, backward), head = n - (backward ? 3 : 1);
+    size_t big = 0;
+    for (int i = 0; i < n; i++) {
+        size_t sizes[3] = {(size_t)g[i].M * g[i].K, (size_t)g[i].K * g[i].N, (size_t)g[i].M * g[i].N};
+        for (int j = 0; j < 3; j++) big = sizes[j] > big ? sizes[j] : big;
+    }
+    float *a, *b, *out;
+    RLVR_ALLOC(a, big);
+    RLVR_ALLOC(b, big);
+    RLVR_ALLOC(out, big);
+    for (size_t i = 0; i < big; i++) a[i] = b[i] = 0.01f * (float)(i % 97);
+    for (int i = 0; i < n; i++) run_gemm(&g[i], a, b, out); /* warm-up */
+    double best[24], t0 = rlvr_now();
+    int rounds = 0;
+    do {
+        for (int i = 0; i < n; i++) {
+            double t = rlvr_now();
+            run_gemm(&g[i], a, b, out);
+            t = rlvr_now() - t;
+            if (rounds == 0 || t < best[i]) best[i] = t;
+        }
+        rounds++;
+    } while (rlvr_now() - t0 < min_s || rounds < 3);
+    double flops = 0, step_s = 0;
+    for (int i = 0; i < n; i++) {
+        double weight = i < head ? c->n_layers : 1;
+        flops += weight * 2.0 * g[i].M * g[i].N * g[i].K;
+        step_s += weight * best[i];
+    }
+    *gflops = flops / step_s / 1e9;
+    free(a);
+    free(b);
+    free(out);
+    return 0;
+}
+
+/* ---- train step ---------------------------------------------------------- */
+
+static void random_tokens(int32_t *t, int n, int V, uint32_t stream) {
+    rlvr_rng_stream s;
+    rlvr_rng_stream_init(&s, 7, RLVR_RNG_TEST, 0, stream);
+    for (int i = 0; i < n; i++) t[i] = (int32_t)rlvr_rng_next_below(&s, (uint32_t)V);
+}
+
+static int train_step(rlvr_model *m, const rlvr_batch *b, const float *dlogprob, const rlvr_adamw_config *opt,
+                      int64_t step) {
+    RLVR_TRY(rlvr_model_zero_grad(m));
+    RLVR_TRY(rlvr_model_forward(m, b, 1.0f, NULL, NULL));
+    RLVR_TRY(rlvr_model_backward(m, dlogprob, NULL));
+    return rlvr_model_adamw_step(m, opt, step, NULL);
+}
+
+static int bench_train_at(report *rep, int d, int L, int T) {
+    rlvr_model_config c = shape(rep->vocab, d, L, T);
+    rlvr_model *m = NULL;
+    RLVR_TRY(rlvr_model_new(&m, &c));
+    int32_t offsets[2] = {0, T};
+    int32_t *tokens = malloc((size_t)T * sizeof *tokens);
+    float *dlp = malloc((size_t)T * sizeof *dlp);
+    int rc = tokens && dlp ? 0 : RLVR_FAIL(RLVR_ENOMEM, "bench: out of memory");
+    if (rc == 0) {
+        random_tokens(tokens, T, c.vocab, 1);
+        for (int t = 0; t < T; t++) dlp[t] = -1.0f / T; /* SFT-shaped objective */
+    }
+    rlvr_batch b = {.n_seqs = 1, .offsets = offsets, .tokens = tokens};
+    rlvr_adamw_config opt = {.lr = 1e-4f, .beta1 = 0.9f, .beta2 = 0.95f, .eps = 1e-8f, .weight_decay = 0.1f,
+                             .grad_clip = 1.0f, .warmup_steps = 0, .total_steps = 100, .min_lr_ratio = 0.1f,
+                             .schedule = RLVR_LR_CONSTANT};
+    int64_t step = 1;
+    /* best step of those that fit in min_s (at least min_reps): the machine may be shared */
+    double t0 = 0, best = 0, min_s = rep->quick ? 0.3 : 2.0;
+    int reps = 0, min_reps = rep->quick ? 1 : 3;
+    if (rc == 0) rc = train_step(m, &b, dlp, &opt, step++); /* warm-up: allocates activations, grads, moments */
+    if (rc == 0) t0 = rlvr_now();
+    while (rc == 0 && (rlvr_now() - t0 < min_s || reps < min_reps)) {
+        double ts = rlvr_now();
+        rc = train_step(m, &b, dlp, &opt, step++);
+        ts = rlvr_now() - ts;
+        if (reps == 0 || ts < best) best = ts;
+        reps++;
+    }
+    row r = {.bench = "policy_train_step"};
+    double ceiling = 0;
+    if (rc == 0) rc = sgemm_ceiling(&ceiling, &c, T, true, rep->quick ? 0.3 : 1.0);
+    if (rc == 0) {
+        char extra[48];
+        snprintf(extra, sizeof extra, "T=%d fwd+bwd+adamw", T);
+        config_text(r.config, sizeof r.config, &c, extra);
+        r.tokens_per_s = (double)T / best;
+        r.gflops = rlvr_model_train_flops(&c, &b) / best / 1e9;
+        r.ceiling = ceiling;
+        r.ratio = r.gflops / ceiling;
+        emit(rep, &r);
+    }
+    free(tokens);
+    free(dlp);
+    rlvr_model_free(m);
+    return rc;
+}
+
+/* ---- decode and prefill ---------------------------------------------------- */
+
+/* Forward flops of `n` new tokens appended after `past` (head on every token). */
+static double append_flops(const rlvr_model_config *c, int past, int n) {
+    int32_t a[2] = {0, past + n}, b[2] = {0, past};
+    rlvr_batch ba = {.n_seqs = 1, .offsets = a}, bb = {.n_seqs = 1, .offsets = b};
+    return rlvr_model_forward_flops(c, &ba) - (past ? rlvr_model_forward_flops(c, &bb) : 0.0);
+}
+
+/* Prefill flops: the head runs only for the last prompt token. */
+static double prefill_flops(const rlvr_model_config *c, int n) {
+    return append_flops(c, 0, n) - 2.0 * (n - 1) * (double)c->vocab * c->d_model;
+}
+
+/* The decode model and a sampler whose slot HOLDER keeps the prompt, so
+ * every decode measurement starts from forks of one prefill. */
+typedef struct {
+    rlvr_model_config c;
+    rlvr_model *m;
+    rlvr_sampler *s;
+    int32_t prompt[PROMPT];
+    int new_tokens;
+} decode_setup;
+
+enum { HOLDER = GROUP }; /* slots 0..GROUP-1 decode, slot GROUP holds the prompt */
+
+static int decode_setup_new(decode_setup *d, const report *rep) {
+    d->c = shape(rep->vocab, 512, 8, PROMPT + 128);
+    d->new_tokens = rep->quick ? 16 : 64;
+    RLVR_TRY(rlvr_model_new(&d->m, &d->c));
+    rlvr_sampler_config sc = RLVR_SAMPLER_CONFIG_INIT;
+    sc.kv_slots = GROUP + 1;
+    sc.max_new_tokens = 0; /* no stop tokens, no limit: exactly new_tokens per sequence */
+    sc.seed = 99;
+    RLVR_TRY(rlvr_sampler_new(&d->s, d->m, &sc));
+    random_tokens(d->prompt, PROMPT, 256, 2);
+    RLVR_TRY(rlvr_sampler_reset(d->s, HOLDER, 0, 0));
+    return rlvr_sampler_prefill(d->s, HOLDER, d->prompt, PROMPT);
+}
+
+/* g slots forked from the prompt, then new_tokens decode steps; returns
+ * the decode time. */
+static int time_decode(decode_setup *d, int g, double *seconds) {
+    int32_t slots[GROUP];
+    rlvr_sample out[GROUP];
+    for (int i = 0; i < g; i++) {
+        slots[i] = i;
+        RLVR_TRY(rlvr_sampler_fork(d->s, i, HOLDER, (uint32_t)i));
+    }
+    double t0 = rlvr_now();
+    for (int step = 0; step < d->new_tokens; step++) RLVR_TRY(rlvr_sampler_decode(d->s, slots, g, out));
+    *seconds = rlvr_now() - t0;
+    return 0;
+}
+
+/* Best of `rounds` runs of batch 1 and of the group, interleaved. */
+static int best_decode(decode_setup *d, int rounds, double *t1, double *tg) {
+    for (int r = 0; r < rounds; r++) {
+        double a, b;
+        RLVR_TRY(time_decode(d, 1, &a));
+        RLVR_TRY(time_decode(d, GROUP, &b));
+        if (r == 0 || a < *t1) *t1 = a;
+        if (r == 0 || b < *tg) *tg = b;
+    }
+    return 0;
+}
+
+static int bench_decode(report *rep, decode_setup *d) {
+    double t1, tg, ceil1, ceilg;
+    RLVR_TRY(best_decode(d, 1, &t1, &tg)); /* warm-up (first touch of the cache rows) */
+    RLVR_TRY(best_decode(d, rep->quick ? 2 : 3, &t1, &tg));
+    RLVR_TRY(sgemm_ceiling(&ceil1, &d->c, 1, false, rep->quick ? 0.2 : 0.5));
+    RLVR_TRY(sgemm_ceiling(&ceilg, &d->c, GROUP, false, rep->quick ? 0.2 : 0.5));
+    double flops = append_flops(&d->c, PROMPT, d->new_tokens); /* one sequence */
+    row r1 = {.bench = "policy_decode"}, rg = {.bench = "policy_decode"};
+    char extra[64];
+    snprintf(extra, sizeof extra, "prompt=%d new=%d batch=1", PROMPT, d->new_tokens);
+    config_text(r1.config, sizeof r1.config, &d->c, extra);
+    snprintf(extra, sizeof extra, "prompt=%d new=%d batch=%d shared", PROMPT, d->new_tokens, GROUP);
+    config_text(rg.config, sizeof rg.config, &d->c, extra);
+    r1.tokens_per_s = d->new_tokens / t1;
+    r1.gflops = flops / t1 / 1e9;
+    r1.ceiling = ceil1;
+    r1.ratio = r1.gflops / ceil1;
+    rg.tokens_per_s = GROUP * d->new_tokens / tg;
+    rg.gflops = GROUP * flops / tg / 1e9;
+    rg.ceiling = ceilg;
+    rg.ratio = rg.gflops / ceilg;
+    rg.speedup = rg.tokens_per_s / r1.tokens_per_s;
+    emit(rep, &r1);
+    emit(rep, &rg);
+    return 0;
+}
+
+/* The prompt made ready in all G slots: one prefill and G−1 forks (which
+ * share its rows), or G prefills. */
+static int time_group_prefill(decode_setup *d, bool shared, double *seconds) {
+    for (int i = 0; i < GROUP; i++) RLVR_TRY(rlvr_sampler_reset(d->s, i, 0, (uint32_t)i)); /* untimed */
+    double t0 = rlvr_now();
+    for (int i = 0; i < GROUP; i++) {
+        if (shared && i > 0) {
+            RLVR_TRY(rlvr_sampler_fork(d->s, i, 0, (uint32_t)i));
+            continue;
+        }
+        RLVR_TRY(rlvr_sampler_prefill(d->s, i, d->prompt, PROMPT));
+    }
+    *seconds = rlvr_now() - t0;
+    return 0;
+}
+
+static int bench_prefill(report *rep, decode_setup *d) {
+    double ts = 0, tu = 0, ceiling;
+    /* best of interleaved rounds (one in quick mode: G prefills are the cost) */
+    for (int r = 0; r < (rep->quick ? 1 : 3); r++) {
+        double a, b;
+        RLVR_TRY(time_group_prefill(d, true, &a));
+        RLVR_TRY(time_group_prefill(d, false, &b));
+        if (r == 0 || a < ts) ts = a;
+        if (r == 0 || b < tu) tu = b;
+    }
+    RLVR_TRY(sgemm_ceiling(&ceiling, &d->c, PREFILL_ROWS, false, rep->quick ? 0.2 : 0.5));
+    double one = prefill_flops(&d->c, PROMPT);
+    row rs = {.bench = "policy_group_prefill"}, ru = {.bench = "policy_group_prefill"};
+    char extra[64];
+    snprintf(extra, sizeof extra, "G=%d prompt=%d unshared", GROUP, PROMPT);
+    config_text(ru.config, sizeof ru.config, &d->c, extra);
+    snprintf(extra, sizeof extra, "G=%d prompt=%d shared", GROUP, PROMPT);
+    config_text(rs.config, sizeof rs.config, &d->c, extra);
+    /* tokens_per_s: prompt tokens made available to the group per second */
+    ru.tokens_per_s = GROUP * PROMPT / tu;
+    ru.gflops = GROUP * one / tu / 1e9;
+    ru.ceiling = ceiling;
+    ru.ratio = ru.gflops / ceiling;
+    rs.tokens_per_s = GROUP * PROMPT / ts;
+    rs.gflops = one / ts / 1e9;
+    rs.ceiling = ceiling;
+    rs.ratio = rs.gflops / ceiling;
+    rs.speedup = tu / ts;
+    emit(rep, &ru);
+    emit(rep, &rs);
+    return 0;
+}
+
+/* ---- table ----------------------------------------------------------------- */
+
+static void print_table(const report *rep, int threads) {
+    printf("\npolicy benchmark (%d threads%s; ceiling = cblas_sgemm on the same shapes)\n", threads,
+           rep->quick ? ", quick" : "");
+    printf("%-22s %-62s %10s %8s %8s %6s %8s\n", "bench", "config", "tokens/s", "GFLOP/s", "ceiling", "ratio",
+           "speedup");
+    for (int i = 0; i < rep->n; i++) {
+        const row *r = &rep->rows[i];
+        char speed[16] = "";
+        if (r->speedup > 0) snprintf(speed, sizeof speed, "%.2fx", r->speedup);
+        printf("%-22s %-62s %10.0f %8.2f %8.2f %6.2f %8s\n", r->bench, r->config, r->tokens_per_s, r->gflops,
+               r->ceiling, r->ratio, speed);
+    }
+}
+
+int rlvr_bench_policy(const rlvr_bench_options *opt) {
+    int threads = rlvr_threads_init(0);
+    report rep = {.quick = opt->quick};
+    RLVR_TRY(bench_vocab(&rep.vocab));
+    RLVR_TRY(bench_train_at(&rep, 128, 4, 256));
+    RLVR_TRY(bench_train_at(&rep, 512, 8, 512));
+    decode_setup d = {0};
+    int rc = decode_setup_new(&d, &rep);
+    if (rc == 0) rc = bench_decode(&rep, &d);
+    if (rc == 0) rc = bench_prefill(&rep, &d);
+    rlvr_sampler_free(d.s);
+    rlvr_model_free(d.m);
+    if (rc == 0 && !opt->json_only) print_table(&rep, threads);
+    return rc;
+}

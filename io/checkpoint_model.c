@@ -1,0 +1,251 @@
+/* io/checkpoint_model.c — the model's part of a checkpoint: configuration
+ * (attributes of /model), parameters (/model/params/<tensor>) and AdamW
+ * moments (/optimizer/adam_m|adam_v/<tensor>), streamed between the model's
+ * flat buffers and the file one chunk block at a time. */
+#include "core/error.h"
+#include "io/checkpoint.h"
+#include "io/checkpoint_internal.h"
+#include "io/h5util.h"
+#include "policy/model.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Shape of tensor `name` from the configuration (policy/model.h lists it). */
+static int tensor_shape(const rlvr_model_config *c, const char *name, int *rank, hsize_t dims[3]) {
+    hsize_t V = (hsize_t)c->vocab, C = (hsize_t)c->d_model, L = (hsize_t)c->n_layers, F = (hsize_t)c->d_ff;
+    hsize_t kv = C / (hsize_t)c->n_heads * (hsize_t)c->n_kv_heads;
+    static const struct {
+        const char *name;
+        int rank;
+        char dims[4]; /* letters: V C L F K(kv) */
+    } shapes[] = {
+        {"embed", 2, "VC"},   {"attn_norm", 2, "LC"}, {"wq", 3, "LCC"},     {"wk", 3, "LKC"},
+        {"wv", 3, "LKC"},     {"wo", 3, "LCC"},       {"mlp_norm", 2, "LC"}, {"w_gate", 3, "LFC"},
+        {"w_up", 3, "LFC"},   {"w_down", 3, "LCF"},   {"final_norm", 1, "C"}, {"lm_head", 2, "VC"},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        if (strcmp(shapes[i].name, name) != 0) continue;
+        *rank = shapes[i].rank;
+        for (int d = 0; d < *rank; d++) {
+            switch (shapes[i].dims[d]) {
+            case 'V': dims[d] = V; break;
+            case 'C': dims[d] = C; break;
+            case 'L': dims[d] = L; break;
+            case 'F': dims[d] = F; break;
+            default: dims[d] = kv; break;
+            }
+        }
+        return 0;
+    }
+    return RLVR_FAIL(RLVR_ESTATE, "checkpoint: the model has a tensor \"%s\" this rlvr does not know how to shape",
+                     name);
+}
+
+/* Calls fn for every stored tensor with its offset in the flat buffers. */
+typedef int (*tensor_fn)(const char *name, int rank, const hsize_t *dims, size_t offset, void *user);
+
+static int for_each_tensor(const rlvr_model *m, tensor_fn fn, void *user) {
+    const rlvr_model_config *c = rlvr_model_config_of(m);
+    size_t offset = 0;
+    for (int i = 0; i < RLVR_PARAM_TENSORS; i++) {
+        size_t n = rlvr_model_tensor_size(m, i);
+        if (n == 0) continue; /* the tied LM head */
+        const char *name = rlvr_model_tensor_name(i);
+        int rank = 0;
+        hsize_t dims[3] = {0, 0, 0};
+        RLVR_TRY(tensor_shape(c, name, &rank, dims));
+        hsize_t count = 1;
+        for (int d = 0; d < rank; d++) count *= dims[d];
+        if (count != n)
+            return RLVR_FAIL(RLVR_ESTATE, "checkpoint: tensor %s has %zu elements, its shape says %llu", name, n,
+                             (unsigned long long)count);
+        RLVR_TRY(fn(name, rank, dims, offset, user));
+        offset += n;
+    }
+    if (offset != rlvr_model_num_params(m))
+        return RLVR_FAIL(RLVR_ESTATE, "checkpoint: tensors cover %zu of %zu parameters", offset,
+                         rlvr_model_num_params(m));
+    return 0;
+}
+
+typedef struct {
+    hid_t loc;
+    const char *group; /* "model/params" */
+    float *base;
+    int level;
+    const char *what;  /* file, for messages */
+} tensor_io;
+
+static int write_tensor(const char *name, int rank, const hsize_t *dims, size_t offset, void *user) {
+    tensor_io *t = user;
+    char path[128];
+    snprintf(path, sizeof path, "%s/%s", t->group, name);
+    return rlvr_h5_write_array(t->loc, path, RLVR_DT_F32, rank, dims, t->base + offset, t->level);
+}
+
+static int read_tensor(const char *name, int rank, const hsize_t *dims, size_t offset, void *user) {
+    tensor_io *t = user;
+    char path[128];
+    snprintf(path, sizeof path, "%s/%s", t->group, name);
+    return rlvr_h5_read_array(t->loc, path, RLVR_DT_F32, rank, dims, t->base + offset, t->what);
+}
+
+static int write_config(hid_t file, const rlvr_model_config *c) {
+    hid_t g = H5Gcreate2(file, "model", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    RLVR_H5_CHECK(g, "creating group /model");
+    int rc = 0;
+    if ((rc = rlvr_h5_attr_put_i64(g, "vocab", c->vocab)) < 0 ||
+        (rc = rlvr_h5_attr_put_i64(g, "d_model", c->d_model)) < 0 ||
+        (rc = rlvr_h5_attr_put_i64(g, "n_layers", c->n_layers)) < 0 ||
+        (rc = rlvr_h5_attr_put_i64(g, "n_heads", c->n_heads)) < 0 ||
+        (rc = rlvr_h5_attr_put_i64(g, "n_kv_heads", c->n_kv_heads)) < 0 ||
+        (rc = rlvr_h5_attr_put_i64(g, "d_ff", c->d_ff)) < 0 ||
+        (rc = rlvr_h5_attr_put_i64(g, "max_seq", c->max_seq)) < 0 ||
+        (rc = rlvr_h5_attr_put_f64(g, "rope_theta", c->rope_theta)) < 0 ||
+        (rc = rlvr_h5_attr_put_f64(g, "norm_eps", c->norm_eps)) < 0 ||
+        (rc = rlvr_h5_attr_put_i64(g, "tie_embeddings", c->tie_embeddings ? 1 : 0)) < 0 ||
+        (rc = rlvr_h5_attr_put_u64(g, "init_seed", c->init_seed)) < 0 ||
+        (rc = rlvr_h5_attr_put_f64(g, "init_std", c->init_std)) < 0)
+        rc = rlvr_error_wrap(rc, "writing the model configuration");
+    H5Gclose(g);
+    return rc;
+}
+
+int rlvr_checkpoint_put_model(rlvr_checkpoint_writer *w, rlvr_model *model) {
+    if (w->has_model) return RLVR_FAIL(RLVR_EINVAL, "checkpoint %s: the model is stored twice", w->part);
+    const rlvr_model_config *c = rlvr_model_config_of(model);
+    int rc = write_config(w->file, c);
+    tensor_io t = {.loc = w->file, .group = "model/params", .base = rlvr_model_params(model),
+                   .level = w->opt.compression, .what = w->part};
+    if (rc == 0) rc = for_each_tensor(model, write_tensor, &t);
+    bool moments = rlvr_model_adam_m(model) && rlvr_model_adam_v(model);
+    if (rc == 0 && moments) {
+        t.group = "optimizer/adam_m";
+        t.base = rlvr_model_adam_m(model);
+        rc = for_each_tensor(model, write_tensor, &t);
+        if (rc == 0) {
+            t.group = "optimizer/adam_v";
+            t.base = rlvr_model_adam_v(model);
+            rc = for_each_tensor(model, write_tensor, &t);
+        }
+    }
+    if (rc == 0) rc = rlvr_h5_attr_put_i64(w->file, "has_model", 1);
+    if (rc == 0) rc = rlvr_h5_attr_put_i64(w->file, "has_moments", moments ? 1 : 0);
+    if (rc < 0) return rlvr_error_wrap(rc, "checkpoint %s", w->part);
+    w->has_model = true;
+    return 0;
+}
+
+int rlvr_checkpoint_model_config(const rlvr_checkpoint *ck, rlvr_model_config *cfg) {
+    if (!ck->info.has_model || !rlvr_ckpt_path_exists(ck->file, "model"))
+        return rlvr_error_set(RLVR_EFORMAT, "%s: the checkpoint holds no model", ck->path);
+    hid_t g = H5Gopen2(ck->file, "model", H5P_DEFAULT);
+    RLVR_H5_CHECK(g, "%s: opening /model", ck->path);
+    int64_t vocab, d_model, n_layers, n_heads, n_kv, d_ff, max_seq, tie;
+    uint64_t seed;
+    double theta, eps, std;
+    char what[4200];
+    snprintf(what, sizeof what, "%s: /model", ck->path);
+    int rc = 0;
+    if ((rc = rlvr_h5_attr_get_i64(g, "vocab", &vocab, what)) < 0 ||
+        (rc = rlvr_h5_attr_get_i64(g, "d_model", &d_model, what)) < 0 ||
+        (rc = rlvr_h5_attr_get_i64(g, "n_layers", &n_layers, what)) < 0 ||
+        (rc = rlvr_h5_attr_get_i64(g, "n_heads", &n_heads, what)) < 0 ||
+        (rc = rlvr_h5_attr_get_i64(g, "n_kv_heads", &n_kv, what)) < 0 ||
+        (rc = rlvr_h5_attr_get_i64(g, "d_ff", &d_ff, what)) < 0 ||
+        (rc = rlvr_h5_attr_get_i64(g, "max_seq", &max_seq, what)) < 0 ||
+        (rc = rlvr_h5_attr_get_f64(g, "rope_theta", &theta, what)) < 0 ||
+        (rc = rlvr_h5_attr_get_f64(g, "norm_eps", &eps, what)) < 0 ||
+        (rc = rlvr_h5_attr_get_i64(g, "tie_embeddings", &tie, what)) < 0 ||
+        (rc = rlvr_h5_attr_get_u64(g, "init_seed", &seed, what)) < 0 ||
+        (rc = rlvr_h5_attr_get_f64(g, "init_std", &std, what)) < 0) {
+        H5Gclose(g);
+        return rc;
+    }
+    H5Gclose(g);
+    int64_t ints[] = {vocab, d_model, n_layers, n_heads, n_kv, d_ff, max_seq};
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+        if (ints[i] < 1 || ints[i] > INT32_MAX)
+            return rlvr_error_set(RLVR_EFORMAT, "%s: a /model size attribute is out of range (%lld)", ck->path,
+                                  (long long)ints[i]);
+    *cfg = (rlvr_model_config){
+        .vocab = (int)vocab, .d_model = (int)d_model, .n_layers = (int)n_layers, .n_heads = (int)n_heads,
+        .n_kv_heads = (int)n_kv, .d_ff = (int)d_ff, .max_seq = (int)max_seq, .rope_theta = (float)theta,
+        .norm_eps = (float)eps, .tie_embeddings = tie != 0, .init_seed = seed, .init_std = (float)std,
+    };
+    return 0;
+}
+
+/* The first field in which two configurations differ, or NULL. */
+static const char *config_difference(const rlvr_model_config *a, const rlvr_model_config *b, char *buf,
+                                     size_t cap) {
+#define DIFF_INT(f)                                                                                      \
+    if (a->f != b->f) {                                                                                  \
+        snprintf(buf, cap, #f " is %lld in the checkpoint, %lld in the model", (long long)a->f,          \
+                 (long long)b->f);                                                                       \
+        return buf;                                                                                      \
+    }
+#define DIFF_FLOAT(f)                                                                                    \
+    if (memcmp(&a->f, &b->f, sizeof a->f) != 0) {                                                        \
+        snprintf(buf, cap, #f " is %.9g in the checkpoint, %.9g in the model", (double)a->f, (double)b->f); \
+        return buf;                                                                                      \
+    }
+    DIFF_INT(vocab)
+    DIFF_INT(d_model)
+    DIFF_INT(n_layers)
+    DIFF_INT(n_heads)
+    DIFF_INT(n_kv_heads)
+    DIFF_INT(d_ff)
+    DIFF_INT(max_seq)
+    DIFF_FLOAT(rope_theta)
+    DIFF_FLOAT(norm_eps)
+    DIFF_INT(tie_embeddings)
+    DIFF_INT(init_seed)
+    DIFF_FLOAT(init_std)
+#undef DIFF_INT
+#undef DIFF_FLOAT
+    return NULL;
+}
+
+int rlvr_checkpoint_read_model(const rlvr_checkpoint *ck, rlvr_model *model) {
+    rlvr_model_config stored;
+    RLVR_TRY(rlvr_checkpoint_model_config(ck, &stored));
+    char why[256];
+    if (config_difference(&stored, rlvr_model_config_of(model), why, sizeof why))
+        return rlvr_error_set(RLVR_EFORMAT, "%s: model configuration differs: %s", ck->path, why);
+    tensor_io t = {.loc = ck->file, .group = "model/params", .base = rlvr_model_params(model), .what = ck->path};
+    RLVR_TRY(for_each_tensor(model, read_tensor, &t));
+    if (ck->info.has_moments) {
+        RLVR_TRY(rlvr_model_alloc_optim_state(model));
+        t.group = "optimizer/adam_m";
+        t.base = rlvr_model_adam_m(model);
+        RLVR_TRY(for_each_tensor(model, read_tensor, &t));
+        t.group = "optimizer/adam_v";
+        t.base = rlvr_model_adam_v(model);
+        RLVR_TRY(for_each_tensor(model, read_tensor, &t));
+    } else if (rlvr_model_adam_m(model) && rlvr_model_adam_v(model)) {
+        /* saved before the first optimizer step: moments are zero */
+        size_t n = rlvr_model_num_params(model);
+        memset(rlvr_model_adam_m(model), 0, n * sizeof(float));
+        memset(rlvr_model_adam_v(model), 0, n * sizeof(float));
+    }
+    return 0;
+}
+
+int rlvr_checkpoint_load_model(const rlvr_checkpoint *ck, rlvr_model **out) {
+    *out = NULL;
+    rlvr_model_config cfg;
+    RLVR_TRY(rlvr_checkpoint_model_config(ck, &cfg));
+    rlvr_model *m;
+    int rc = rlvr_model_new(&m, &cfg);
+    if (rc < 0) return rlvr_error_wrap(rc, "%s: stored model configuration", ck->path);
+    rc = rlvr_checkpoint_read_model(ck, m);
+    if (rc < 0) {
+        rlvr_model_free(m);
+        return rc;
+    }
+    *out = m;
+    return 0;
+}

@@ -1,0 +1,102 @@
+/* io/config.c — [run], [checkpoint] and [shards]. */
+#include "io/config.h"
+#include "core/error.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const rlvr_config_key rlvr_io_config_keys[] = {
+    {"run", "name", RLVR_CFG_STRING, "run",
+     "name of the run: its files go to <out_dir>/<name>/ (letters, digits, . _ -)", NULL, RLVR_CFG_ANY},
+    {"run", "out_dir", RLVR_CFG_STRING, "runs", "directory that holds the run directories", NULL, RLVR_CFG_ANY},
+    {"run", "seed", RLVR_CFG_INT, "1234", "root seed of every random stream of the run (Philox key)", NULL,
+     RLVR_CFG_RANGE(0, 9.2e18)},
+    {"checkpoint", "every", RLVR_CFG_INT, "50", "optimizer steps between checkpoints", NULL,
+     RLVR_CFG_RANGE(1, 1e12)},
+    {"checkpoint", "keep", RLVR_CFG_INT, "3", "newest checkpoints kept; older ones are deleted (0 keeps all)",
+     NULL, RLVR_CFG_RANGE(0, 1e6)},
+    {"checkpoint", "keep_every", RLVR_CFG_INT, "0",
+     "also keep the checkpoint of every step that is a multiple of this, forever (0: none)", NULL,
+     RLVR_CFG_RANGE(0, 1e12)},
+    {"checkpoint", "compression", RLVR_CFG_INT, "0",
+     "deflate level of checkpoint datasets (0: none; weights barely compress)", NULL, RLVR_CFG_RANGE(0, 9)},
+    {"shards", "write", RLVR_CFG_BOOL, "true", "write every step's rollouts to shards", NULL, RLVR_CFG_ANY},
+    {"shards", "compression", RLVR_CFG_INT, "1",
+     "deflate level of shard datasets, after a byte shuffle (0: checksums only)", NULL, RLVR_CFG_RANGE(0, 9)},
+    {"shards", "chunk_tokens", RLVR_CFG_INT, "65536", "tokens per chunk of the per-token arrays", NULL,
+     RLVR_CFG_RANGE(256, 67108864)},
+    {NULL, NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+static bool plain_name(const char *s) {
+    if (!s[0] || strcmp(s, ".") == 0 || strcmp(s, "..") == 0) return false;
+    for (const char *p = s; *p; p++) {
+        char c = *p;
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                  c == '-' || c == '.';
+        if (!ok) return false;
+    }
+    return true;
+}
+
+static int join(char *out, const char *a, const char *b) {
+    int n = snprintf(out, RLVR_IO_PATH_CAP, "%s/%s", a, b);
+    if (n < 0 || n >= RLVR_IO_PATH_CAP) return RLVR_FAIL(RLVR_ECONFIG, "path %s/%s is too long", a, b);
+    return 0;
+}
+
+int rlvr_io_settings_read(rlvr_io_settings *out, const rlvr_config *cfg) {
+    memset(out, 0, sizeof *out);
+    const char *out_dir;
+    int64_t seed, keep, compression, level;
+    RLVR_TRY(rlvr_config_get_string(cfg, "run", "name", &out->name));
+    RLVR_TRY(rlvr_config_get_string(cfg, "run", "out_dir", &out_dir));
+    RLVR_TRY(rlvr_config_get_int(cfg, "run", "seed", &seed));
+    RLVR_TRY(rlvr_config_get_int(cfg, "checkpoint", "every", &out->checkpoint_every));
+    RLVR_TRY(rlvr_config_get_int(cfg, "checkpoint", "keep", &keep));
+    RLVR_TRY(rlvr_config_get_int(cfg, "checkpoint", "keep_every", &out->checkpoint_keep_every));
+    RLVR_TRY(rlvr_config_get_int(cfg, "checkpoint", "compression", &compression));
+    RLVR_TRY(rlvr_config_get_bool(cfg, "shards", "write", &out->shards));
+    RLVR_TRY(rlvr_config_get_int(cfg, "shards", "compression", &level));
+    RLVR_TRY(rlvr_config_get_int(cfg, "shards", "chunk_tokens", &out->shard_chunk_tokens));
+    if (!plain_name(out->name))
+        return rlvr_config_error(cfg, "run", "name",
+                                 "\"%s\" is not a plain name (use letters, digits, '.', '_' and '-'): it names "
+                                 "the directory <out_dir>/<name>",
+                                 out->name);
+    if (!out_dir[0]) return rlvr_config_error(cfg, "run", "out_dir", "must not be empty (use . for here)");
+    out->seed = (uint64_t)seed;
+    out->checkpoint_keep = (int)keep;
+    out->checkpoint_compression = (int)compression;
+    out->shard_compression = (int)level;
+    RLVR_TRY(join(out->run_dir, out_dir, out->name));
+    RLVR_TRY(join(out->shard_dir, out->run_dir, "shards"));
+    RLVR_TRY(join(out->checkpoint_dir, out->run_dir, "checkpoints"));
+    RLVR_TRY(join(out->metrics_path, out->run_dir, "metrics.h5"));
+    RLVR_TRY(join(out->manifest_path, out->run_dir, "manifest.h5"));
+    return 0;
+}
+
+rlvr_shard_options rlvr_io_shard_options(const rlvr_io_settings *s) {
+    rlvr_shard_options o = RLVR_SHARD_OPTIONS_INIT;
+    o.compression = s->shard_compression;
+    o.chunk_tokens = s->shard_chunk_tokens;
+    return o;
+}
+
+bool rlvr_io_checkpoint_due(const rlvr_io_settings *s, int64_t step) {
+    return step > 0 && s->checkpoint_every > 0 && step % s->checkpoint_every == 0;
+}
+
+rlvr_checkpoint_options rlvr_io_checkpoint_options(const rlvr_io_settings *s, const rlvr_config *cfg,
+                                                   int64_t step, int64_t policy_version) {
+    rlvr_checkpoint_options o = RLVR_CHECKPOINT_OPTIONS_INIT;
+    o.step = step;
+    o.policy_version = policy_version;
+    o.config_text = cfg ? rlvr_config_text(cfg) : NULL;
+    o.config_hash = cfg ? rlvr_config_hash(cfg) : 0;
+    o.compression = s->checkpoint_compression;
+    o.keep_last = s->checkpoint_keep;
+    o.mark = s->checkpoint_keep_every > 0 && step % s->checkpoint_keep_every == 0;
+    return o;
+}

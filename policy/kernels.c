@@ -1,0 +1,173 @@
+/* policy/kernels.c — the transformer's building blocks on CPU (see kernels.h).
+ *
+ * Element-wise kernels run under OpenMP over rows; every reduction that
+ * crosses rows (the dweight of RMSNorm) is split over columns instead, so
+ * each output element is summed by one thread in row order: results do not
+ * depend on the thread count. Matrix products go to cblas_sgemm. */
+#include "policy/kernels.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stddef.h>
+
+/* ---- RMSNorm ------------------------------------------------------------ */
+
+void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *weight, int N, int C, float eps) {
+#pragma omp parallel for schedule(static)
+    for (int n = 0; n < N; n++) {
+        const float *x = inp + (size_t)n * C;
+        float *o = out + (size_t)n * C;
+        double ss = 0.0;
+        for (int c = 0; c < C; c++) ss += (double)x[c] * x[c];
+        float r = (float)(1.0 / sqrt(ss / C + eps));
+        for (int c = 0; c < C; c++) o[c] = x[c] * r * weight[c];
+        if (rstd) rstd[n] = r;
+    }
+}
+
+/* With x̂ = x·rstd and g = dout·weight:
+ *   dx = rstd·(g − x̂·mean(g·x̂)),  dweight = Σ_rows dout·x̂. */
+static void rmsnorm_backward_inp(float *dinp, const float *dout, const float *inp, const float *weight,
+                                 const float *rstd, int N, int C) {
+#pragma omp parallel for schedule(static)
+    for (int n = 0; n < N; n++) {
+        const float *x = inp + (size_t)n * C, *dy = dout + (size_t)n * C;
+        float *dx = dinp + (size_t)n * C;
+        float r = rstd[n];
+        double dot = 0.0; /* Σ g·x̂ */
+        for (int c = 0; c < C; c++) dot += (double)dy[c] * weight[c] * x[c] * r;
+        float mean = (float)(dot / C);
+        for (int c = 0; c < C; c++) dx[c] += r * (dy[c] * weight[c] - x[c] * r * mean);
+    }
+}
+
+/* Columns are split across threads in blocks; each column sums its rows in order. */
+static void rmsnorm_backward_weight(float *dweight, const float *dout, const float *inp, const float *rstd, int N,
+                                    int C) {
+    enum { BLOCK = 64 };
+    int n_blocks = (C + BLOCK - 1) / BLOCK;
+#pragma omp parallel for schedule(static)
+    for (int b = 0; b < n_blocks; b++) {
+        int c0 = b * BLOCK, c1 = c0 + BLOCK < C ? c0 + BLOCK : C;
+        float acc[BLOCK] = {0};
+        for (int n = 0; n < N; n++) {
+            const float *x = inp + (size_t)n * C, *dy = dout + (size_t)n * C;
+            float r = rstd[n];
+            for (int c = c0; c < c1; c++) acc[c - c0] += dy[c] * x[c] * r;
+        }
+        for (int c = c0; c < c1; c++) dweight[c] += acc[c - c0];
+    }
+}
+
+void rmsnorm_backward(float *dinp, float *dweight, const float *dout, const float *inp, const float *weight,
+                      const float *rstd, int N, int C) {
+    if (dinp) rmsnorm_backward_inp(dinp, dout, inp, weight, rstd, N, C);
+    if (dweight) rmsnorm_backward_weight(dweight, dout, inp, rstd, N, C);
+}
+
+/* ---- RoPE (interleaved pairs) ------------------------------------------- */
+
+/* Rotates every pair (2i, 2i+1) of every head of row n by ±angle(pos, i).
+ * The angles are computed in double: the sampler and trainer share them and
+ * they must not drift with position. sign = +1 forward, −1 transposed. */
+static void rope_rotate(float *x, const int32_t *positions, int N, int n_heads, int head_dim, float theta,
+                        float sign) {
+    int half = head_dim / 2;
+    int width = n_heads * head_dim;
+#pragma omp parallel for schedule(static)
+    for (int n = 0; n < N; n++) {
+        float *row = x + (size_t)n * width;
+        double pos = positions[n];
+        for (int i = 0; i < half; i++) {
+            double freq = pow((double)theta, -2.0 * i / head_dim);
+            double ang = pos * freq;
+            float c = (float)cos(ang), s = sign * (float)sin(ang);
+            for (int h = 0; h < n_heads; h++) {
+                float *p = row + (size_t)h * head_dim + 2 * i;
+                float a = p[0], b = p[1];
+                p[0] = a * c - b * s;
+                p[1] = a * s + b * c;
+            }
+        }
+    }
+}
+
+void rope_forward(float *x, const int32_t *positions, int N, int n_heads, int head_dim, float theta) {
+    rope_rotate(x, positions, N, n_heads, head_dim, theta, 1.0f);
+}
+
+void rope_backward(float *dx, const int32_t *positions, int N, int n_heads, int head_dim, float theta) {
+    rope_rotate(dx, positions, N, n_heads, head_dim, theta, -1.0f);
+}
+
+/* ---- SwiGLU --------------------------------------------------------------- */
+
+void swiglu_forward(float *out, const float *gate, const float *up, int N, int F) {
+    size_t total = (size_t)N * F;
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < total; i++) {
+        float g = gate[i];
+        float sig = 1.0f / (1.0f + expf(-g));
+        out[i] = g * sig * up[i];
+    }
+}
+
+/* silu(g) = g·σ(g), silu'(g) = σ(g)·(1 + g·(1 − σ(g))). */
+void swiglu_backward(float *dgate, float *dup, const float *dout, const float *gate, const float *up, int N,
+                     int F) {
+    size_t total = (size_t)N * F;
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < total; i++) {
+        float g = gate[i];
+        float sig = 1.0f / (1.0f + expf(-g));
+        float silu = g * sig;
+        if (dgate) dgate[i] += dout[i] * up[i] * sig * (1.0f + g * (1.0f - sig));
+        if (dup) dup[i] += dout[i] * silu;
+    }
+}
+
+/* ---- matmul through BLAS -------------------------------------------------- */
+
+void matmul_forward(float *out, const float *inp, const float *weight, int N, int C, int OC) {
+    if (N == 0 || OC == 0) return;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, OC, C, 1.0f, inp, C, weight, C, 0.0f, out, OC);
+}
+
+void matmul_backward(float *dinp, float *dweight, const float *dout, const float *inp, const float *weight, int N,
+                     int C, int OC) {
+    if (N == 0) return;
+    /* dinp (N, C) += dout (N, OC) · weight (OC, C) */
+    if (dinp)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, C, OC, 1.0f, dout, OC, weight, C, 1.0f, dinp, C);
+    /* dweight (OC, C) += doutᵀ (OC, N) · inp (N, C) */
+    if (dweight)
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, C, N, 1.0f, dout, OC, inp, C, 1.0f, dweight, C);
+}
+
+/* ---- softmax head ----------------------------------------------------------- */
+
+float logits_logprob_entropy(float *entropy, float *probs, const float *logits, int V, float temperature,
+                             int32_t target) {
+    double inv_t = 1.0 / temperature;
+    double zmax = -INFINITY;
+    for (int v = 0; v < V; v++) {
+        double z = logits[v] * inv_t;
+        if (z > zmax) zmax = z;
+    }
+    double sum = 0.0, sum_pz = 0.0; /* Σ e^(z−zmax), Σ e^(z−zmax)·(z−zmax) */
+    for (int v = 0; v < V; v++) {
+        double d = logits[v] * inv_t - zmax;
+        double e = exp(d);
+        sum += e;
+        sum_pz += e * d;
+    }
+    double log_sum = log(sum);
+    /* H = log Σe^d − Σ p·d with d = z − zmax (shift-invariant). */
+    if (entropy) *entropy = (float)(log_sum - sum_pz / sum);
+    if (probs) {
+        double inv_sum = 1.0 / sum;
+        for (int v = 0; v < V; v++) probs[v] = (float)(exp(logits[v] * inv_t - zmax) * inv_sum);
+    }
+    if (target < 0 || target >= V) return 0.0f;
+    return (float)(logits[target] * inv_t - zmax - log_sum);
+}

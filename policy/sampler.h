@@ -1,0 +1,143 @@
+/* policy/sampler.h — batched autoregressive sampling with a KV cache.
+ *
+ * The state split follows llama2.c: the model (config + weights, borrowed,
+ * never copied) and the sampler's run state (KV cache and activations). The
+ * cache has `kv_slots` sequence slots; a slot holds one sequence's keys and
+ * values for positions 0..len-1 plus the next-token logits of its last token.
+ *
+ * Typical rollout-rank use for one group of G rollouts:
+ *   reset(slot 0, step, seq id of rollout 0); prefill(slot 0, prompt)
+ *   fork(slot i, slot 0, seq id of rollout i)        for i = 1..G-1
+ *   loop: decode(the slots whose environments are ready)  -> token, logprob, entropy
+ *         on a stop token: run the tool, prefill(slot, observation tokens)
+ *
+ * Group prefix sharing is copy-on-write: fork() makes the destination read
+ * the source's rows for positions 0..len-1 in place (only rows the source
+ * itself holds privately are copied) and copies the pending logits. Rows
+ * below a slot's length are never rewritten while the slot lives; when a
+ * slot that others read from is reset or forked over, its readers first get
+ * private copies. So a group's prompt is prefilled once, decoding reads its
+ * keys and values once per step for all G rollouts (from cache after the
+ * first), and a forked sequence is bit-identical to one whose prompt was
+ * prefilled on its own (same tokens, same kernels, same bits). Memory is
+ * still reserved per slot (kv_slots × context rows): sharing saves compute
+ * and memory traffic, not capacity.
+ *
+ * Determinism: the token drawn for a sequence at position p is the inverse
+ * CDF of softmax(logits/τ) at the Philox uniform
+ *   u = rlvr_rng_uniform(seed, RLVR_RNG_SAMPLE, step, sequence, p)
+ * and the logits come from kernels in which each output element is one dot
+ * product in a fixed order (sampler_kernels.h), prefill included. So the
+ * tokens, log-probs and entropies of a sequence depend only on its tokens,
+ * (seed, step, sequence) and the weights — never on which other sequences
+ * share a decode call, their order, the slot numbers, or how a prefill was
+ * split into calls.
+ *
+ * Log-probs and entropies are computed from the unscaled logits row kept
+ * aside (logits_logprob_entropy at temperature τ), the same distribution the
+ * training forward uses; nothing overwrites those logits. There is no top-k
+ * or top-p: the recorded log-prob must be the probability under the policy
+ * the trainer evaluates (importance ratios, KL), so the sampling distribution
+ * is exactly softmax(logits/τ).
+ *
+ * Weights: the sampler reads the model's parameter buffer on every call, so
+ * an optimizer step is seen by the next call. KV rows computed before an
+ * update keep the old weights' values (the caller swaps weights at turn or
+ * rollout boundaries and records the policy version).
+ *
+ * Not thread-safe: one thread drives a sampler (kernels use OpenMP inside). */
+#ifndef RLVR_POLICY_SAMPLER_H
+#define RLVR_POLICY_SAMPLER_H
+
+#include "core/config.h"
+#include "policy/model.h"
+
+#include <stdint.h>
+
+#define RLVR_SAMPLER_CONFIG_VERSION 1
+
+typedef struct {
+    int version;            /* RLVR_SAMPLER_CONFIG_VERSION */
+    float temperature;      /* τ > 0: π = softmax(logits / τ), as in training */
+    int32_t kv_slots;       /* sequences held at once */
+    int32_t context;        /* positions per slot; 0 = the model's max_seq */
+    int32_t max_new_tokens; /* tokens sampled per turn (since the last prefill) before
+                               RLVR_SAMPLE_MAX_TOKENS; 0 = until the context is full */
+    uint64_t seed;          /* run seed: the Philox key of every draw */
+} rlvr_sampler_config;
+
+/* The [sampler] defaults of docs/CONFIG.md; the seed comes from [run]. */
+#define RLVR_SAMPLER_CONFIG_INIT {RLVR_SAMPLER_CONFIG_VERSION, 1.0f, 64, 0, 512, 0}
+
+/* Why a decode call left a sequence stopped (0: it may continue). */
+typedef enum {
+    RLVR_SAMPLE_CONTINUE = 0,
+    RLVR_SAMPLE_STOP_TOKEN = 1, /* the token is one of the stop tokens */
+    RLVR_SAMPLE_MAX_TOKENS = 2, /* this turn reached its token limit */
+    RLVR_SAMPLE_CONTEXT = 3,    /* the slot is full (no token when it was full before the call) */
+} rlvr_sample_stop;
+
+/* One decode result for one sequence. */
+typedef struct {
+    int32_t token;    /* sampled id; -1 when the slot was already full */
+    int32_t position; /* the token's position in its sequence */
+    float logprob;    /* log softmax(logits / τ)[token] */
+    float entropy;    /* H(softmax(logits / τ)) at this position */
+    rlvr_sample_stop stop;
+} rlvr_sample;
+
+typedef struct rlvr_sampler rlvr_sampler;
+
+/* [sampler] keys for core/config.h (NULL-terminated). */
+extern const rlvr_config_key rlvr_sampler_config_keys[];
+
+/* Fills *out from a loaded configuration; the seed is left as it was (it
+ * belongs to [run]). */
+int rlvr_sampler_config_from(rlvr_sampler_config *out, const rlvr_config *cfg);
+
+/* Cross-section checks of a loaded configuration against the model it will
+ * run ([sampler] context_tokens <= [model] max_seq): RLVR_ECONFIG naming the
+ * file, line and key. */
+int rlvr_sampler_config_validate(const rlvr_config *cfg, const rlvr_model_config *model);
+
+/* Allocates the cache for cfg->kv_slots × context positions. The model is
+ * borrowed and must outlive the sampler. */
+int rlvr_sampler_new(rlvr_sampler **out, const rlvr_model *model, const rlvr_sampler_config *cfg);
+void rlvr_sampler_free(rlvr_sampler *s);
+
+const rlvr_sampler_config *rlvr_sampler_config_of(const rlvr_sampler *s);
+
+/* Tokens that end a turn (RLVR_SAMPLE_STOP_TOKEN); replaces the set. The
+ * stop token itself is sampled, returned and appended like any other. */
+int rlvr_sampler_set_stop_tokens(rlvr_sampler *s, const int32_t *ids, int n);
+
+/* Empties a slot and names the sequence it will hold: its draws are keyed
+ * by (seed, step, sequence, position). */
+int rlvr_sampler_reset(rlvr_sampler *s, int slot, uint32_t step, uint32_t sequence);
+
+/* Appends externally supplied tokens (a prompt, a tool observation) to the
+ * slot's sequence, computing their KV rows and the next-token logits. Starts
+ * a new turn: clears the stop state, the turn's token count and any turn limit. */
+int rlvr_sampler_prefill(rlvr_sampler *s, int slot, const int32_t *tokens, int n);
+
+/* Makes slot dst a copy-on-write copy of slot src (context, logits, turn
+ * state) that draws as `sequence` (same step as src). dst != src; src must
+ * hold tokens. Whatever dst held is released first. */
+int rlvr_sampler_fork(rlvr_sampler *s, int dst, int src, uint32_t sequence);
+
+/* Caps this turn of a slot at `max_new` sampled tokens (e.g. the rollout's
+ * remaining token budget), until the next prefill. */
+int rlvr_sampler_set_turn_limit(rlvr_sampler *s, int slot, int32_t max_new);
+
+/* One step for n distinct slots: samples a token for each from its pending
+ * logits, appends it (computing its KV rows and next logits, all slots in one
+ * batch) and reports it in out[i] for slots[i]. A slot that is empty, or
+ * stopped and not prefilled since, is RLVR_ESTATE. */
+int rlvr_sampler_decode(rlvr_sampler *s, const int32_t *slots, int n, rlvr_sample *out);
+
+/* Tokens held by a slot (its next position). */
+int32_t rlvr_sampler_len(const rlvr_sampler *s, int slot);
+/* Positions per slot (cfg.context, or the model's max_seq when that is 0). */
+int32_t rlvr_sampler_context(const rlvr_sampler *s);
+
+#endif

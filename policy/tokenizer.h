@@ -1,0 +1,80 @@
+/* policy/tokenizer.h — text <-> token ids, plus the special tokens of the
+ * chat/tool template.
+ *
+ * Today there is one kind, RLVR_TOKENIZER_BYTE: ids 0..255 are the bytes
+ * themselves and the special tokens follow (256..). Callers only use this
+ * header (encode, decode, special-id lookup, vocabulary size), so a BPE
+ * vocabulary can be added later as another kind without touching them.
+ *
+ * Special tokens never come out of encode(): text that happens to spell
+ * "<|end_of_turn|>" encodes to its bytes. A tool's output therefore cannot
+ * inject role markers or end a turn; only the template (policy/template.h)
+ * inserts specials, and only the sampler can emit them for the policy. */
+#ifndef RLVR_POLICY_TOKENIZER_H
+#define RLVR_POLICY_TOKENIZER_H
+
+#include "policy/model.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+    RLVR_TOKENIZER_BYTE = 0, /* 256 byte tokens + specials */
+} rlvr_tokenizer_kind;
+
+/* The special tokens. Stable order; their ids come from the tokenizer. */
+typedef enum {
+    RLVR_SPECIAL_BOS = 0,          /* <|bos|>            start of a conversation */
+    RLVR_SPECIAL_EOS,              /* <|eos|>            the policy ends the episode */
+    RLVR_SPECIAL_END_OF_TURN,      /* <|end_of_turn|>    closes every turn */
+    RLVR_SPECIAL_SYSTEM,           /* <|system|>         role markers open a turn */
+    RLVR_SPECIAL_USER,             /* <|user|> */
+    RLVR_SPECIAL_ASSISTANT,        /* <|assistant|> */
+    RLVR_SPECIAL_TOOL,             /* <|tool|> */
+    RLVR_SPECIAL_TOOL_CALL_OPEN,   /* <|tool_call|>      the policy opens a tool call */
+    RLVR_SPECIAL_TOOL_CALL_CLOSE,  /* <|/tool_call|> */
+    RLVR_SPECIAL_OBSERVATION_OPEN, /* <|observation|>    the harness wraps tool output */
+    RLVR_SPECIAL_OBSERVATION_CLOSE,/* <|/observation|> */
+    RLVR_SPECIAL_COUNT
+} rlvr_special_token;
+
+typedef struct rlvr_tokenizer rlvr_tokenizer;
+
+/* The byte-level tokenizer (vocabulary 256 + RLVR_SPECIAL_COUNT). */
+int rlvr_tokenizer_new_byte(rlvr_tokenizer **out);
+void rlvr_tokenizer_free(rlvr_tokenizer *t);
+
+rlvr_tokenizer_kind rlvr_tokenizer_kind_of(const rlvr_tokenizer *t);
+/* Number of ids: every id is in [0, vocab_size). */
+int32_t rlvr_tokenizer_vocab_size(const rlvr_tokenizer *t);
+
+/* Id of a special token (which must be < RLVR_SPECIAL_COUNT). */
+int32_t rlvr_tokenizer_special(const rlvr_tokenizer *t, rlvr_special_token which);
+/* Printed name of a special token, "<|eos|>"; NULL when out of range. */
+const char *rlvr_special_name(rlvr_special_token which);
+/* Finds a special token by its printed name: RLVR_ENOTFOUND when none. */
+int rlvr_tokenizer_find_special(const rlvr_tokenizer *t, const char *name, int32_t *id);
+/* True when id is one of the special tokens. */
+bool rlvr_tokenizer_is_special(const rlvr_tokenizer *t, int32_t id);
+
+/* Encodes len bytes of text (any bytes, NUL included) into ids.
+ * *n_out receives the number of ids the text encodes to. With out == NULL
+ * and cap == 0 only counts; otherwise RLVR_ELIMIT when cap is too small
+ * (nothing beyond cap is written). Never produces special ids. */
+int rlvr_tokenizer_encode(const rlvr_tokenizer *t, const char *text, size_t len, int32_t *out, int32_t cap,
+                          int32_t *n_out);
+
+/* Decodes ids to bytes. Special tokens are written as their names when
+ * `specials` is true and skipped otherwise. *len_out receives the byte count
+ * (no terminator counted). With out == NULL and cap == 0 only counts;
+ * otherwise the text is NUL-terminated and RLVR_ELIMIT means it needed
+ * *len_out + 1 > cap bytes. An id outside the vocabulary is RLVR_EINVAL. */
+int rlvr_tokenizer_decode(const rlvr_tokenizer *t, const int32_t *ids, int32_t n, bool specials, char *out,
+                          size_t cap, size_t *len_out);
+
+/* The model must have an output row for every id: RLVR_EINVAL with a message
+ * naming both sizes when cfg->vocab < vocab_size. */
+int rlvr_tokenizer_check_model(const rlvr_tokenizer *t, const rlvr_model_config *cfg);
+
+#endif

@@ -1,0 +1,247 @@
+/* tests/policy/test_policy_kernels.c — the kernels of policy/kernels.h in
+ * isolation, and the whole model's gradient against finite differences on a
+ * tiny config (a check that needs no PyTorch). */
+#include "core/rng.h"
+#include "policy/kernels.h"
+#include "policy/model.h"
+#include "test.h"
+
+#include <stdint.h>
+
+static rlvr_rng_stream rng;
+
+static void fill_normal(float *x, size_t n, double std) {
+    for (size_t i = 0; i < n; i++) x[i] = (float)(std * rlvr_rng_next_normal(&rng));
+}
+
+static double dot(const float *a, const float *b, size_t n) {
+    double s = 0.0;
+    for (size_t i = 0; i < n; i++) s += (double)a[i] * b[i];
+    return s;
+}
+
+/* ‖a − b‖ / ‖b‖ */
+static double rel_diff(const float *a, const float *b, size_t n) {
+    double num = 0.0, den = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        num += ((double)a[i] - b[i]) * ((double)a[i] - b[i]);
+        den += (double)b[i] * b[i];
+    }
+    return sqrt(num / (den > 0.0 ? den : 1.0));
+}
+
+/* RoPE is a rotation: backward is its transpose (⟨Rx, y⟩ = ⟨x, Rᵀy⟩) and
+ * its inverse; position 0 leaves a row unchanged. */
+static void test_rope(void) {
+    enum { N = 7, H = 3, HD = 8, W = H * HD };
+    float x[N * W], y[N * W], rx[N * W], ry[N * W];
+    int32_t pos[N] = {0, 1, 2, 5, 17, 100, 2047};
+    fill_normal(x, N * W, 1.0);
+    fill_normal(y, N * W, 1.0);
+    memcpy(rx, x, sizeof x);
+    memcpy(ry, y, sizeof y);
+    rope_forward(rx, pos, N, H, HD, 10000.0f);
+    rope_backward(ry, pos, N, H, HD, 10000.0f);
+    CHECK_NEAR(dot(rx, y, N * W), dot(x, ry, N * W), 1e-4);
+    CHECK_NEAR(dot(rx, rx, N * W), dot(x, x, N * W), 1e-3);
+    CHECK(memcmp(rx, x, W * sizeof(float)) == 0); /* row 0 sits at position 0 */
+    CHECK(memcmp(rx + W, x + W, W * sizeof(float)) != 0);
+    rope_backward(rx, pos, N, H, HD, 10000.0f);
+    CHECK(rel_diff(rx, x, N * W) < 1e-6);
+    /* the documented convention: pair (2i, 2i+1) turns by pos·theta^(-2i/hd) */
+    float e[HD] = {0};
+    e[2] = 1.0f; /* pair i = 1 */
+    int32_t p3 = 3;
+    rope_forward(e, &p3, 1, 1, HD, 10000.0f);
+    double ang = 3.0 * pow(10000.0, -2.0 / HD);
+    CHECK_NEAR(e[2], cos(ang), 1e-6);
+    CHECK_NEAR(e[3], sin(ang), 1e-6);
+}
+
+/* Central differences of L = Σ r·f(x) against the analytic backward. */
+typedef void (*fwd_fn)(float *out, const float *x, const float *w, int N, int C);
+
+static void rms_fwd(float *out, const float *x, const float *w, int N, int C) {
+    rmsnorm_forward(out, NULL, x, w, N, C, 1e-5f);
+}
+
+static double probe(fwd_fn f, const float *x, const float *w, const float *r, int N, int C, float *scratch) {
+    f(scratch, x, w, N, C);
+    return dot(scratch, r, (size_t)N * C);
+}
+
+static void test_rmsnorm(void) {
+    enum { N = 5, C = 12 };
+    float x[N * C], w[C], r[N * C], out[N * C], rstd[N], scratch[N * C];
+    fill_normal(x, N * C, 1.0);
+    fill_normal(w, C, 1.0);
+    fill_normal(r, N * C, 1.0);
+    rmsnorm_forward(out, rstd, x, w, N, C, 1e-5f);
+    for (int n = 0; n < N; n++) {
+        double ms = dot(x + n * C, x + n * C, C) / C;
+        CHECK_NEAR(rstd[n], 1.0 / sqrt(ms + 1e-5), 1e-5);
+    }
+    float dx[N * C], dw[C], fdx[N * C], fdw[C];
+    for (int i = 0; i < N * C; i++) dx[i] = 0.5f; /* backward must add, not overwrite */
+    for (int i = 0; i < C; i++) dw[i] = -0.25f;
+    rmsnorm_backward(dx, dw, r, x, w, rstd, N, C);
+    for (int i = 0; i < N * C; i++) dx[i] -= 0.5f;
+    for (int i = 0; i < C; i++) dw[i] += 0.25f;
+    const float h = 1e-2f;
+    for (int i = 0; i < N * C; i++) {
+        float keep = x[i];
+        x[i] = keep + h;
+        double lp = probe(rms_fwd, x, w, r, N, C, scratch);
+        x[i] = keep - h;
+        double lm = probe(rms_fwd, x, w, r, N, C, scratch);
+        x[i] = keep;
+        fdx[i] = (float)((lp - lm) / (2 * h));
+    }
+    for (int i = 0; i < C; i++) {
+        float keep = w[i];
+        w[i] = keep + h;
+        double lp = probe(rms_fwd, x, w, r, N, C, scratch);
+        w[i] = keep - h;
+        double lm = probe(rms_fwd, x, w, r, N, C, scratch);
+        w[i] = keep;
+        fdw[i] = (float)((lp - lm) / (2 * h));
+    }
+    CHECK_MSG(rel_diff(dx, fdx, N * C) < 1e-3, "rmsnorm dx rel %g", rel_diff(dx, fdx, N * C));
+    CHECK_MSG(rel_diff(dw, fdw, C) < 1e-3, "rmsnorm dw rel %g", rel_diff(dw, fdw, C));
+}
+
+static void test_swiglu(void) {
+    enum { N = 4, F = 9, NF = N * F };
+    float g[NF], u[NF], r[NF], out[NF], dg[NF] = {0}, du[NF] = {0};
+    fill_normal(g, NF, 2.0);
+    fill_normal(u, NF, 1.0);
+    fill_normal(r, NF, 1.0);
+    swiglu_forward(out, g, u, N, F);
+    for (int i = 0; i < NF; i++) CHECK_NEAR(out[i], g[i] / (1.0 + exp(-g[i])) * u[i], 1e-5);
+    swiglu_backward(dg, du, r, g, u, N, F);
+    const double h = 1e-3;
+    for (int i = 0; i < NF; i++) {
+        double silu_p = (g[i] + h) / (1.0 + exp(-(g[i] + h))), silu_m = (g[i] - h) / (1.0 + exp(-(g[i] - h)));
+        CHECK_NEAR(dg[i], r[i] * u[i] * (silu_p - silu_m) / (2 * h), 1e-4);
+        CHECK_NEAR(du[i], r[i] * g[i] / (1.0 + exp(-g[i])), 1e-5);
+    }
+}
+
+static void test_matmul(void) {
+    enum { N = 6, C = 5, OC = 7 };
+    float x[N * C], w[OC * C], out[N * OC], dout[N * OC], dx[N * C], dw[OC * C];
+    fill_normal(x, N * C, 1.0);
+    fill_normal(w, OC * C, 1.0);
+    fill_normal(dout, N * OC, 1.0);
+    matmul_forward(out, x, w, N, C, OC);
+    for (int n = 0; n < N; n++)
+        for (int o = 0; o < OC; o++) CHECK_NEAR(out[n * OC + o], dot(x + n * C, w + o * C, C), 1e-5);
+    for (int i = 0; i < N * C; i++) dx[i] = 1.0f;
+    for (int i = 0; i < OC * C; i++) dw[i] = 2.0f;
+    matmul_backward(dx, dw, dout, x, w, N, C, OC);
+    for (int n = 0; n < N; n++)
+        for (int c = 0; c < C; c++) {
+            double s = 1.0;
+            for (int o = 0; o < OC; o++) s += (double)dout[n * OC + o] * w[o * C + c];
+            CHECK_NEAR(dx[n * C + c], s, 1e-5);
+        }
+    for (int o = 0; o < OC; o++)
+        for (int c = 0; c < C; c++) {
+            double s = 2.0;
+            for (int n = 0; n < N; n++) s += (double)dout[n * OC + o] * x[n * C + c];
+            CHECK_NEAR(dw[o * C + c], s, 1e-5);
+        }
+}
+
+static void test_logprob_entropy(void) {
+    enum { V = 23 };
+    float logits[V], probs[V];
+    fill_normal(logits, V, 3.0);
+    const float temps[3] = {1.0f, 0.5f, 2.0f};
+    for (int k = 0; k < 3; k++) {
+        float tau = temps[k], H;
+        float lp = logits_logprob_entropy(&H, probs, logits, V, tau, 4);
+        double z[V], zmax = -INFINITY, sum = 0.0;
+        for (int v = 0; v < V; v++) zmax = fmax(zmax, z[v] = logits[v] / (double)tau);
+        for (int v = 0; v < V; v++) sum += exp(z[v] - zmax);
+        double ent = 0.0, psum = 0.0;
+        for (int v = 0; v < V; v++) {
+            double lpv = z[v] - zmax - log(sum);
+            ent -= exp(lpv) * lpv;
+            psum += probs[v];
+            CHECK_NEAR(probs[v], exp(lpv), 1e-7);
+        }
+        CHECK_NEAR(lp, z[4] - zmax - log(sum), 1e-6);
+        CHECK_NEAR(H, ent, 1e-6);
+        CHECK_NEAR(psum, 1.0, 1e-6);
+    }
+    float H;
+    CHECK(logits_logprob_entropy(&H, NULL, logits, V, 1.0f, -1) == 0.0f);
+    for (int v = 0; v < V; v++) logits[v] = 0.0f;
+    logits_logprob_entropy(&H, NULL, logits, V, 1.0f, 0);
+    CHECK_NEAR(H, log((double)V), 1e-6);
+}
+
+/* J = Σ w·logπ + Σ e·H of the whole model at its current parameters. */
+static double model_objective(rlvr_model *m, const rlvr_batch *b, float tau, const float *w, const float *e,
+                              float *lp, float *ent) {
+    if (rlvr_model_forward(m, b, tau, lp, ent) != 0) return NAN;
+    int T = b->offsets[b->n_seqs];
+    return dot(w, lp, (size_t)T) + dot(e, ent, (size_t)T);
+}
+
+/* Finite differences through the whole model on a tiny GQA config: a probe
+ * of every tensor (a handful of elements each) against the backward. */
+static void test_model_finite_differences(void) {
+    rlvr_model_config cfg = {.vocab = 11, .d_model = 8, .n_layers = 2, .n_heads = 2, .n_kv_heads = 1, .d_ff = 12,
+                             .max_seq = 16, .rope_theta = 100.0f, .norm_eps = 1e-5f, .tie_embeddings = false,
+                             .init_seed = 5, .init_std = 0.5f};
+    rlvr_model *m;
+    CHECK_OK(rlvr_model_new(&m, &cfg));
+    if (!m) return;
+    int32_t offsets[3] = {0, 7, 12}, tokens[12];
+    for (int t = 0; t < 12; t++) tokens[t] = (int32_t)rlvr_rng_next_below(&rng, 11);
+    rlvr_batch b = {2, offsets, tokens};
+    float w[12], e[12], lp[12], ent[12];
+    fill_normal(w, 12, 1.0);
+    fill_normal(e, 12, 0.3);
+    const float tau = 0.8f;
+    model_objective(m, &b, tau, w, e, lp, ent);
+    CHECK_OK(rlvr_model_zero_grad(m));
+    CHECK_OK(rlvr_model_backward(m, w, e));
+    float *p = rlvr_model_params(m);
+    const float *g = rlvr_model_grads(m);
+    size_t off = 0;
+    for (int i = 0; i < RLVR_PARAM_TENSORS; i++) {
+        size_t n = rlvr_model_tensor_size(m, i);
+        float analytic[6], numeric[6];
+        for (int k = 0; k < 6; k++) {
+            size_t j = off + rlvr_rng_next_below(&rng, (uint32_t)n);
+            float keep = p[j];
+            const float h = 2e-3f;
+            p[j] = keep + h;
+            double jp = model_objective(m, &b, tau, w, e, lp, ent);
+            p[j] = keep - h;
+            double jm = model_objective(m, &b, tau, w, e, lp, ent);
+            p[j] = keep;
+            numeric[k] = (float)((jp - jm) / (2.0 * h));
+            analytic[k] = g[j];
+        }
+        double err = rel_diff(analytic, numeric, 6);
+        if (getenv("RLVR_TEST_VERBOSE")) printf("  fd %-10s rel %.3g\n", rlvr_model_tensor_name(i), err);
+        CHECK_MSG(err < 2e-2, "tensor %s: analytic vs finite differences rel %g", rlvr_model_tensor_name(i), err);
+        off += n;
+    }
+    rlvr_model_free(m);
+}
+
+int main(void) {
+    rlvr_rng_stream_init(&rng, 2024, RLVR_RNG_TEST, 0, 0);
+    test_rope();
+    test_rmsnorm();
+    test_swiglu();
+    test_matmul();
+    test_logprob_entropy();
+    test_model_finite_differences();
+    return test_summary("test_policy_kernels");
+}

@@ -1,0 +1,371 @@
+/* tests/policy/test_sampler.c — the sampler against the trainer.
+ *
+ * Acceptance 2 (issue 2): multi-turn rollouts sampled with tool observations
+ * prefilled between policy turns are re-scored by the training forward pass
+ * (rlvr_model_forward over the packed batch at the same temperature); every
+ * recorded sampling log-prob matches within 2e-5 absolute. Group prefix
+ * sharing (fork) gives the same tokens and log-probs as unshared decoding,
+ * bit for bit. Also: the draw follows the distribution, a prefill split into
+ * pieces equals one prefill, and the slot state machine refuses misuse. */
+#include "core/rng.h"
+#include "policy/sampler.h"
+#include "policy/template.h"
+#include "sampler_sim.h"
+#include "test.h"
+
+#include <stdbool.h>
+
+static rlvr_model *make_model(bool tied, uint64_t seed) {
+    rlvr_model_config cfg = {
+        .vocab = 280, .d_model = 64, .n_layers = 2, .n_heads = 4, .n_kv_heads = 2, .d_ff = 172,
+        .max_seq = 256, .rope_theta = 10000.0f, .norm_eps = 1e-5f, .tie_embeddings = tied,
+        .init_seed = seed, .init_std = 0.2f, /* logits ~ N(0, 1.6²): peaked enough to be demanding */
+    };
+    rlvr_model *m = NULL;
+    CHECK_OK(rlvr_model_new(&m, &cfg));
+    return m;
+}
+
+static rlvr_sampler *make_sampler(const rlvr_model *m, float temperature, int slots, int context) {
+    rlvr_sampler_config sc = RLVR_SAMPLER_CONFIG_INIT;
+    sc.temperature = temperature;
+    sc.kv_slots = slots;
+    sc.context = context;
+    sc.max_new_tokens = 16;
+    sc.seed = 0x5eed5eedULL;
+    rlvr_sampler *s = NULL;
+    CHECK_OK(rlvr_sampler_new(&s, m, &sc));
+    return s;
+}
+
+/* End of turn, end of episode, and a few common bytes so that some turns end
+ * by a stop token and others by their limit. */
+static void set_stops(rlvr_sampler *s, const rlvr_tokenizer *t) {
+    int32_t ids[16];
+    int n = rlvr_template_stop_tokens(t, ids);
+    const char *bytes = "e .\n;)0ta";
+    for (const char *p = bytes; *p; p++) ids[n++] = (unsigned char)*p;
+    CHECK_OK(rlvr_sampler_set_stop_tokens(s, ids, n));
+}
+
+/* Re-scores every record with the training forward; returns the largest
+ * |Δ log-prob| over policy tokens and checks the entropy too. */
+static double rescore(rlvr_model *m, const sim_run *run, float temperature, double *max_dent) {
+    int32_t offsets[SIM_MAX + 1] = {0};
+    for (int i = 0; i < run->n; i++) offsets[i + 1] = offsets[i] + run->rec[i].n_tokens;
+    int32_t total = offsets[run->n];
+    int32_t *tokens = malloc((size_t)total * sizeof *tokens);
+    float *lp = malloc((size_t)total * sizeof *lp), *ent = malloc((size_t)total * sizeof *ent);
+    for (int i = 0; i < run->n; i++)
+        memcpy(tokens + offsets[i], run->rec[i].tokens, (size_t)run->rec[i].n_tokens * sizeof *tokens);
+    rlvr_batch batch = {.n_seqs = run->n, .offsets = offsets, .tokens = tokens};
+    CHECK_OK(rlvr_model_forward(m, &batch, temperature, lp, ent));
+    double max_dlp = 0.0;
+    *max_dent = 0.0;
+    for (int i = 0; i < run->n; i++) {
+        const rlvr_rollout *r = &run->rec[i];
+        for (int k = 1; k < r->n_tokens; k++) {
+            if (r->mask[k] != RLVR_TOKEN_POLICY) continue;
+            size_t at = (size_t)offsets[i] + (size_t)k - 1; /* the position predicting token k */
+            double d = fabs((double)lp[at] - r->logprobs[k]);
+            double e = fabs((double)ent[at] - r->entropy[k]);
+            if (d > max_dlp) max_dlp = d;
+            if (e > *max_dent) *max_dent = e;
+        }
+    }
+    free(tokens);
+    free(lp);
+    free(ent);
+    return max_dlp;
+}
+
+/* The run must really interleave: policy tokens right after observations,
+ * stops by token and by limit. */
+static void check_coverage(const sim_run *run, const rlvr_tokenizer *t) {
+    int after_obs = 0, policy = 0, obs = 0;
+    for (int i = 0; i < run->n; i++) {
+        const rlvr_rollout *r = &run->rec[i];
+        for (int k = 1; k < r->n_tokens; k++) {
+            policy += r->mask[k] == RLVR_TOKEN_POLICY;
+            obs += r->mask[k] == RLVR_TOKEN_OBSERVATION;
+            after_obs += r->mask[k] == RLVR_TOKEN_POLICY && r->mask[k - 1] == RLVR_TOKEN_OBSERVATION;
+        }
+        CHECK(r->prompt_tokens > 0 && r->mask[0] == RLVR_TOKEN_PROMPT);
+        CHECK(r->tokens[r->prompt_tokens - 1] == rlvr_tokenizer_special(t, RLVR_SPECIAL_ASSISTANT));
+    }
+    CHECK_MSG(policy > 50 && obs > 50 && after_obs >= run->n, "policy %d, observation %d, after_obs %d", policy,
+              obs, after_obs);
+}
+
+static void test_agreement(bool tied, float temperature, const rlvr_tokenizer *t) {
+    rlvr_model *m = make_model(tied, tied ? 11 : 7);
+    if (!m) return;
+    CHECK_OK(rlvr_tokenizer_check_model(t, rlvr_model_config_of(m)));
+    rlvr_sampler *s = make_sampler(m, temperature, 8, 200);
+    if (!s) {
+        rlvr_model_free(m);
+        return;
+    }
+    set_stops(s, t);
+
+    sim_run shared = {.n = 8, .group_size = 4, .turns = 3, .step = 5, .tok = t};
+    sim_options so = {.batch = 8, .order = 0, .share_prompt = true};
+    CHECK_OK(sim_execute(&shared, s, &so));
+    check_coverage(&shared, t);
+
+    double max_dent = 0.0;
+    double max_dlp = rescore(m, &shared, temperature, &max_dent);
+    printf("agreement (tied=%d, tau=%.2f): max |dlogprob| = %.3g, max |dentropy| = %.3g\n", tied,
+           (double)temperature, max_dlp, max_dent);
+    CHECK_MSG(max_dlp <= 2e-5, "sampling log-probs differ from the trainer's by %.3g", max_dlp);
+    CHECK_MSG(max_dent <= 1e-4, "sampling entropies differ from the trainer's by %.3g", max_dent);
+
+    /* the same group without sharing: each rollout prefills its own prompt */
+    sim_run alone = {.n = 8, .group_size = 4, .turns = 3, .step = 5, .tok = t};
+    sim_options uo = {.batch = 8, .order = 0, .share_prompt = false};
+    CHECK_OK(sim_execute(&alone, s, &uo));
+    CHECK_MSG(sim_same(&shared, &alone), "shared-prefix rollouts differ from unshared ones");
+
+    /* sharing must matter only through the prompt: rollouts of a group differ */
+    CHECK(shared.rec[0].n_tokens != shared.rec[1].n_tokens ||
+          memcmp(shared.rec[0].tokens, shared.rec[1].tokens, (size_t)shared.rec[0].n_tokens * 4) != 0);
+    sim_free(&shared);
+    sim_free(&alone);
+    rlvr_sampler_free(s);
+    rlvr_model_free(m);
+}
+
+/* Over many sequence ids the mean sampled log-prob estimates −H. */
+static void test_distribution(const rlvr_tokenizer *t) {
+    rlvr_model *m = make_model(false, 3);
+    rlvr_sampler *s = make_sampler(m, 1.0f, 2, 128);
+    rlvr_token_buf b = {0};
+    sim_render_prompt(&b, t, 0);
+    CHECK_OK(rlvr_sampler_reset(s, 0, 0, 0));
+    CHECK_OK(rlvr_sampler_prefill(s, 0, b.ids, b.n));
+    enum { DRAWS = 4000 };
+    double sum = 0.0, sum2 = 0.0, H = 0.0;
+    int32_t slot = 1;
+    for (int i = 0; i < DRAWS; i++) {
+        rlvr_sample out;
+        CHECK_OK(rlvr_sampler_fork(s, 1, 0, (uint32_t)i + 1));
+        CHECK_OK(rlvr_sampler_decode(s, &slot, 1, &out));
+        sum += out.logprob;
+        sum2 += (double)out.logprob * out.logprob;
+        H = out.entropy;
+    }
+    double mean = sum / DRAWS, sd = sqrt(sum2 / DRAWS - mean * mean);
+    printf("distribution: mean log-prob %.4f, -entropy %.4f, sd %.3f\n", mean, -H, sd);
+    CHECK_MSG(fabs(mean + H) < 5.0 * sd / sqrt((double)DRAWS), "mean %.4f vs -H %.4f", mean, -H);
+    rlvr_token_buf_free(&b);
+    rlvr_sampler_free(s);
+    rlvr_model_free(m);
+}
+
+/* One prefill equals the same tokens prefilled in pieces, bit for bit. */
+static void test_prefill_pieces(const rlvr_tokenizer *t) {
+    rlvr_model *m = make_model(false, 5);
+    rlvr_sampler *s = make_sampler(m, 0.9f, 2, 256);
+    rlvr_token_buf b = {0};
+    sim_render_prompt(&b, t, 3);
+    while (b.n < 150) rlvr_token_buf_push(&b, 'a' + b.n % 26, RLVR_TOKEN_PROMPT); /* > one prefill chunk */
+    CHECK_OK(rlvr_sampler_reset(s, 0, 1, 42));
+    CHECK_OK(rlvr_sampler_prefill(s, 0, b.ids, b.n));
+    CHECK_OK(rlvr_sampler_reset(s, 1, 1, 42));
+    int cuts[] = {0, 1, 2, 70, 71, 140, b.n};
+    for (int c = 0; c + 1 < (int)(sizeof cuts / sizeof cuts[0]); c++)
+        CHECK_OK(rlvr_sampler_prefill(s, 1, b.ids + cuts[c], cuts[c + 1] - cuts[c]));
+    CHECK(rlvr_sampler_len(s, 0) == b.n && rlvr_sampler_len(s, 1) == b.n);
+    int same = 1;
+    for (int step = 0; step < 20; step++) {
+        int32_t slots[2] = {0, 1};
+        rlvr_sample out[2];
+        CHECK_OK(rlvr_sampler_decode(s, slots, 2, out));
+        same &= out[0].token == out[1].token && memcmp(&out[0].logprob, &out[1].logprob, sizeof(float)) == 0 &&
+                out[0].position == b.n + step;
+        if (out[0].stop) break;
+    }
+    CHECK(same);
+    rlvr_token_buf_free(&b);
+    rlvr_sampler_free(s);
+    rlvr_model_free(m);
+}
+
+/* A slot's token history, to rebuild it unshared. */
+typedef struct {
+    int32_t ids[512];
+    int n;
+} history;
+
+static void decode_into(rlvr_sampler *s, int32_t slot, history *h, rlvr_sample *out) {
+    CHECK_OK(rlvr_sampler_decode(s, &slot, 1, out));
+    h->ids[h->n++] = out->token;
+}
+
+/* Decodes `steps` tokens in `slot` and in a fresh unshared `ref` slot
+ * prefilled with the same history and sequence id; all must agree bitwise. */
+static int same_continuation(rlvr_sampler *s, int slot, int ref, const history *h, uint32_t seq, int steps) {
+    history a = *h, b = *h;
+    CHECK_OK(rlvr_sampler_reset(s, ref, 1, seq));
+    CHECK_OK(rlvr_sampler_prefill(s, ref, h->ids, h->n));
+    int same = 1;
+    for (int i = 0; i < steps; i++) {
+        rlvr_sample x, y;
+        decode_into(s, slot, &a, &x);
+        decode_into(s, ref, &b, &y);
+        same &= x.token == y.token && memcmp(&x.logprob, &y.logprob, sizeof(float)) == 0 &&
+                memcmp(&x.entropy, &y.entropy, sizeof(float)) == 0 && x.position == y.position;
+    }
+    return same;
+}
+
+/* Copy-on-write sharing: forks of forks, the parent overwritten while its
+ * readers continue, a fork into a parent's own slot. Every continuation
+ * equals the same history prefilled into a slot of its own. */
+static void test_copy_on_write(const rlvr_tokenizer *t) {
+    rlvr_model *m = make_model(true, 13);
+    rlvr_sampler_config sc = RLVR_SAMPLER_CONFIG_INIT;
+    sc.kv_slots = 6;
+    sc.context = 256;
+    sc.max_new_tokens = 0;
+    sc.seed = 4;
+    rlvr_sampler *s = NULL;
+    CHECK_OK(rlvr_sampler_new(&s, m, &sc));
+    if (!s) {
+        rlvr_model_free(m);
+        return;
+    }
+    history h[4] = {{.n = 0}};
+    rlvr_token_buf b = {0};
+    sim_render_prompt(&b, t, 1);
+    for (int i = 0; i < 4; i++) {
+        memcpy(h[i].ids, b.ids, (size_t)b.n * sizeof(int32_t));
+        h[i].n = b.n;
+    }
+    CHECK_OK(rlvr_sampler_reset(s, 0, 1, 100));
+    CHECK_OK(rlvr_sampler_prefill(s, 0, b.ids, b.n));
+    CHECK_OK(rlvr_sampler_fork(s, 1, 0, 101));
+    CHECK_OK(rlvr_sampler_fork(s, 2, 0, 102));
+    rlvr_sample out;
+    for (int k = 0; k < 6; k++)
+        for (int i = 0; i < 3; i++) decode_into(s, i, &h[i], &out);
+    /* an observation appended to a reader, then a branch of the reader */
+    CHECK_OK(rlvr_sampler_prefill(s, 1, (const int32_t[]){'o', 'k', '\n'}, 3));
+    for (int i = 0; i < 3; i++) h[1].ids[h[1].n++] = "ok\n"[i];
+    CHECK_OK(rlvr_sampler_fork(s, 3, 1, 103));
+    h[3] = h[1];
+    /* the parent's slot is reused for something else while 1, 2, 3 live */
+    CHECK_OK(rlvr_sampler_reset(s, 0, 9, 9));
+    CHECK_OK(rlvr_sampler_prefill(s, 0, (const int32_t[]){5, 6, 7, 8}, 4));
+    CHECK(same_continuation(s, 1, 5, &h[1], 101, 8));
+    CHECK(same_continuation(s, 2, 5, &h[2], 102, 8));
+    CHECK(same_continuation(s, 3, 5, &h[3], 103, 8));
+
+    /* a fork into the slot its source reads from */
+    CHECK_OK(rlvr_sampler_reset(s, 0, 1, 200));
+    CHECK_OK(rlvr_sampler_prefill(s, 0, b.ids, b.n));
+    CHECK_OK(rlvr_sampler_fork(s, 4, 0, 204));
+    history h4 = {.n = b.n};
+    memcpy(h4.ids, b.ids, (size_t)b.n * sizeof(int32_t));
+    for (int k = 0; k < 3; k++) decode_into(s, 4, &h4, &out);
+    CHECK_OK(rlvr_sampler_fork(s, 0, 4, 300));
+    CHECK(same_continuation(s, 0, 5, &h4, 300, 6));
+    CHECK(same_continuation(s, 4, 5, &h4, 204, 6));
+    rlvr_token_buf_free(&b);
+    rlvr_sampler_free(s);
+    rlvr_model_free(m);
+}
+
+static void test_state_machine(void) {
+    rlvr_model *m = make_model(false, 9);
+    rlvr_sampler *s = make_sampler(m, 1.0f, 3, 8);
+    int32_t toks[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    int32_t slot0 = 0, two[2] = {0, 0};
+    rlvr_sample out[2];
+    CHECK_OK(rlvr_sampler_reset(s, 0, 0, 1));
+    CHECK(rlvr_sampler_decode(s, &slot0, 1, out) == RLVR_ESTATE); /* empty */
+    CHECK(rlvr_sampler_prefill(s, 0, toks, 9) == RLVR_ELIMIT);    /* beyond the context */
+    CHECK(rlvr_sampler_prefill(s, 0, toks, 0) == RLVR_EINVAL);
+    int32_t bad = 280;
+    CHECK(rlvr_sampler_prefill(s, 0, &bad, 1) == RLVR_EINVAL);
+    CHECK(rlvr_sampler_len(s, 0) == 0);
+    CHECK_OK(rlvr_sampler_prefill(s, 0, toks, 5));
+    CHECK(rlvr_sampler_decode(s, two, 2, out) == RLVR_EINVAL); /* same slot twice */
+    CHECK(rlvr_sampler_fork(s, 0, 0, 2) == RLVR_EINVAL);
+    CHECK(rlvr_sampler_fork(s, 2, 1, 2) == RLVR_ESTATE); /* empty source */
+    CHECK(rlvr_sampler_reset(s, 3, 0, 0) == RLVR_EINVAL);
+
+    /* turn limit: 2 tokens, then MAX_TOKENS and a refusal until a prefill */
+    CHECK_OK(rlvr_sampler_set_turn_limit(s, 0, 2));
+    CHECK_OK(rlvr_sampler_decode(s, &slot0, 1, out));
+    CHECK(out[0].stop == RLVR_SAMPLE_CONTINUE && out[0].position == 5);
+    CHECK_OK(rlvr_sampler_decode(s, &slot0, 1, out));
+    CHECK(out[0].stop == RLVR_SAMPLE_MAX_TOKENS && rlvr_sampler_len(s, 0) == 7);
+    CHECK(rlvr_sampler_decode(s, &slot0, 1, out) == RLVR_ESTATE);
+    /* the last position fills the context */
+    CHECK_OK(rlvr_sampler_prefill(s, 0, toks, 1));
+    CHECK(rlvr_sampler_len(s, 0) == 8);
+    CHECK_OK(rlvr_sampler_decode(s, &slot0, 1, out));
+    CHECK(out[0].token == -1 && out[0].stop == RLVR_SAMPLE_CONTEXT);
+
+    /* a stop token is sampled, returned, appended and stops the turn */
+    CHECK_OK(rlvr_sampler_reset(s, 1, 0, 9));
+    CHECK_OK(rlvr_sampler_prefill(s, 1, toks, 3));
+    int32_t all[280];
+    for (int i = 0; i < 280; i++) all[i] = i;
+    CHECK_OK(rlvr_sampler_set_stop_tokens(s, all, 280));
+    int32_t slot1 = 1;
+    CHECK_OK(rlvr_sampler_decode(s, &slot1, 1, out));
+    CHECK(out[0].token >= 0 && out[0].stop == RLVR_SAMPLE_STOP_TOKEN && rlvr_sampler_len(s, 1) == 4);
+    CHECK(rlvr_sampler_set_stop_tokens(s, &bad, 1) == RLVR_EINVAL);
+
+    rlvr_sampler_config sc = RLVR_SAMPLER_CONFIG_INIT;
+    rlvr_sampler *s2 = NULL;
+    sc.temperature = 0.0f;
+    CHECK(rlvr_sampler_new(&s2, m, &sc) == RLVR_EINVAL && s2 == NULL);
+    sc.temperature = 1.0f;
+    sc.context = 1000;
+    CHECK(rlvr_sampler_new(&s2, m, &sc) == RLVR_EINVAL);
+    sc.context = 0;
+    sc.version = 99;
+    CHECK(rlvr_sampler_new(&s2, m, &sc) == RLVR_EINVAL);
+    rlvr_sampler_free(s);
+    rlvr_model_free(m);
+}
+
+static void test_config_keys(void) {
+    const rlvr_config_key *schemas[] = {rlvr_sampler_config_keys, NULL};
+    rlvr_config *cfg = NULL;
+    const char *text = "[sampler]\ntemperature = 0.7\nmax_new_tokens = 96\nkv_slots = 32\n";
+    CHECK_OK(rlvr_config_parse(&cfg, text, "test.ini", schemas));
+    rlvr_sampler_config sc = RLVR_SAMPLER_CONFIG_INIT;
+    sc.seed = 77;
+    if (cfg) CHECK_OK(rlvr_sampler_config_from(&sc, cfg));
+    CHECK(fabsf(sc.temperature - 0.7f) < 1e-7f && sc.max_new_tokens == 96 && sc.kv_slots == 32);
+    CHECK(sc.context == 0 && sc.seed == 77 && sc.version == RLVR_SAMPLER_CONFIG_VERSION);
+    rlvr_model_config mc = {.max_seq = 64};
+    if (cfg) CHECK_OK(rlvr_sampler_config_validate(cfg, &mc));
+    rlvr_config_free(cfg);
+    CHECK_OK(rlvr_config_parse(&cfg, "[sampler]\n\ncontext_tokens = 100\n", "t.ini", schemas));
+    if (cfg) CHECK(rlvr_sampler_config_validate(cfg, &mc) == RLVR_ECONFIG);
+    CHECK(strstr(rlvr_error_last(), "t.ini:3") != NULL);
+    rlvr_config_free(cfg);
+    CHECK(rlvr_config_parse(&cfg, "[sampler]\ntemperature = 0\n", "t.ini", schemas) == RLVR_ECONFIG);
+    CHECK(rlvr_config_parse(&cfg, "[sampler]\nkv_slot = 4\n", "t.ini", schemas) == RLVR_ECONFIG);
+    CHECK(strstr(rlvr_error_last(), "kv_slots") != NULL); /* did you mean */
+}
+
+int main(void) {
+    rlvr_tokenizer *t = NULL;
+    CHECK_OK(rlvr_tokenizer_new_byte(&t));
+    if (!t) return test_summary("test_sampler");
+    test_agreement(false, 1.0f, t);
+    test_agreement(true, 0.7f, t);
+    test_distribution(t);
+    test_prefill_pieces(t);
+    test_copy_on_write(t);
+    test_state_machine();
+    test_config_keys();
+    rlvr_tokenizer_free(t);
+    return test_summary("test_sampler");
+}
