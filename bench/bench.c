@@ -6,5 +6,6 @@
 const rlvr_bench rlvr_benches[] = {
     {"policy", rlvr_bench_policy},
     {"io", rlvr_bench_io},
+    {"enclave", rlvr_bench_enclave},
     {NULL, NULL},
 };

@@ -16,6 +16,7 @@ const rlvr_command rlvr_commands[] = {
     {"config", "check FILE | keys [--markdown]", "validate a configuration file, or list every key", rlvr_cmd_config},
     {"plan", "CONFIG [--json]", "capacity planner: signal, false positives, MC cost, throughput", rlvr_cmd_plan},
     {"inspect", "FILE [--rollout N] [--verify]", "summarise a shard, checkpoint, metrics or manifest file", rlvr_cmd_inspect},
+    {"tasks", "gen FAMILY ... | list POOL | check POOL", "generate, list or validate a task pool", rlvr_cmd_tasks},
     {NULL, NULL, NULL, NULL},
 };
 

@@ -1,5 +1,7 @@
 #include "jobs/schemas.h"
 
+#include "enclave/config.h"
+#include "envs/config.h"
 #include "io/config.h"
 #include "mpi/layout.h"
 #include "policy/model_config.h"
@@ -13,6 +15,10 @@ const rlvr_config_key *const rlvr_all_config_schemas[] = {
     rlvr_sampler_config_keys,
     rlvr_rl_config_keys,
     rlvr_rl_plan_config_keys,
+    rlvr_sandbox_config_keys,
+    rlvr_enclave_config_keys,
+    rlvr_tasks_config_keys,
+    rlvr_harness_config_keys,
     rlvr_layout_config_keys,
     rlvr_io_config_keys,
     NULL,

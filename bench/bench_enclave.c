@@ -1,0 +1,329 @@
+/* bench/bench_enclave.c — `rlvr bench enclave`: what verifying a patch costs.
+ *
+ *   verify      one verification with a trivial hidden test: diff gate, a
+ *               fresh enclave from the clean snapshot, applying a one-line
+ *               patch (in the enclave), the test, the TAP judge. Median and
+ *               p99 wall time for
+ *                 overlay_pooled   the task's pooled enclave restored to the
+ *                                  snapshot (a new copy-on-write layer)
+ *                 overlay_fresh    a new sandbox (namespaces, root) per run
+ *                 overlay_big      pooled, with a repository of 50 MB
+ *                 copy_big         the 50 MB repository copied cold for every
+ *                                  verification instead of the overlay
+ *               against the ceiling of the same run: fork + exec of the same
+ *               test command on the host without any isolation.
+ *   throughput  verifications per second with one worker process per
+ *               physical core (each with its own task and pooled enclave),
+ *               against the ceiling's rate on as many cores.
+ * --quick: 5 MB instead of 50 MB, fewer samples, 2 s of throughput.
+ * Repositories go to $TMPDIR (or /tmp) and are removed afterwards. */
+#include "bench/bench.h"
+#include "core/error.h"
+#include "core/rng.h"
+#include "core/sys.h"
+#include "enclave/fsutil.h"
+#include "enclave/gitrepo.h"
+#include "enclave/verify.h"
+
+#include <git2.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define TRIVIAL_TEST "echo 1..1 >&${RLVR_RESULTS_FD:-1}; echo ok 1 - trivial >&${RLVR_RESULTS_FD:-1}"
+
+static const char patch_text[] = "diff --git a/README b/README\n"
+                                 "--- a/README\n"
+                                 "+++ b/README\n"
+                                 "@@ -1 +1 @@\n"
+                                 "-hello\n"
+                                 "+hello, enclave\n";
+
+typedef struct {
+    char config[64];
+    double repo_mb;
+    int samples;
+    double median_ms, p99_ms, ceiling_ms, ratio;
+} latency_row;
+
+typedef struct {
+    latency_row rows[8];
+    int n;
+    double per_s, ceiling_per_s;
+    int workers;
+    double seconds;
+    long verifications;
+    bool quick;
+} report;
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Percentile by the nearest-rank method. */
+static double percentile(double *v, int n, double p) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    int k = (int)ceil(p * n) - 1;
+    if (k < 0) k = 0;
+    if (k >= n) k = n - 1;
+    return v[k];
+}
+
+/* A repository with README and `mb` megabytes of text in data/. */
+static int make_repo(const char *dir, double mb, uint64_t seed, char commit_hex[41]) {
+    RLVR_TRY(rlvr_fs_mkdirs(dir, 0755));
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/README", dir);
+    RLVR_TRY(rlvr_fs_write_file(path, "hello\n", 6));
+    snprintf(path, sizeof path, "%s/data", dir);
+    RLVR_TRY(rlvr_fs_mkdirs(path, 0755));
+    size_t file_bytes = 1 << 20;
+    int files = (int)(mb * 1e6 / (double)file_bytes + 0.5);
+    char *buf = malloc(file_bytes);
+    if (!buf) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    rlvr_rng_stream s;
+    rlvr_rng_stream_init(&s, seed, RLVR_RNG_TEST, 0, 0);
+    int rc = 0;
+    for (int f = 0; rc == 0 && f < files; f++) {
+        for (size_t i = 0; i < file_bytes; i++) buf[i] = (i % 80 == 79) ? '\n' : (char)('a' + rlvr_rng_next_below(&s, 26));
+        snprintf(path, sizeof path, "%s/data/part%03d.txt", dir, f);
+        rc = rlvr_fs_write_file(path, buf, file_bytes);
+    }
+    free(buf);
+    if (rc < 0) return rc;
+    git_repository *repo = NULL;
+    git_index *index = NULL;
+    git_signature *sig = NULL;
+    git_tree *tree = NULL;
+    git_oid tree_id, commit_id;
+    RLVR_GIT_CHECK(git_repository_init(&repo, dir, 0));
+    rc = git_repository_index(&index, repo);
+    if (rc == 0) rc = git_index_add_all(index, NULL, 0, NULL, NULL);
+    if (rc == 0) rc = git_index_write_tree(&tree_id, index);
+    if (rc == 0) rc = git_tree_lookup(&tree, repo, &tree_id);
+    if (rc == 0) rc = git_signature_new(&sig, "bench", "bench@localhost", 1700000000, 0);
+    if (rc == 0) rc = git_commit_create(&commit_id, repo, "HEAD", sig, sig, NULL, "bench\n", tree, 0, NULL);
+    if (rc == 0) git_oid_tostr(commit_hex, 41, &commit_id);
+    int out = rc < 0 ? rlvr_git_fail(rc, "committing the bench repository", __FILE__, __LINE__) : 0;
+    git_signature_free(sig);
+    git_tree_free(tree);
+    git_index_free(index);
+    git_repository_free(repo);
+    return out;
+}
+
+static void task_spec(rlvr_verify_spec *s, const char *repo, const char *commit, bool fresh) {
+    memset(s, 0, sizeof *s);
+    s->version = RLVR_VERIFY_SPEC_VERSION;
+    s->repo_dir = repo;
+    s->base_commit = commit;
+    s->test_command = TRIVIAL_TEST;
+    s->consensus_runs = 1;
+    s->fresh_enclaves = fresh;
+    rlvr_sandbox_limits_default(&s->limits);
+    s->limits.wall_s = 30;
+    s->limits.disk_bytes = (int64_t)512 << 20;
+}
+
+/* Median and p99 of `samples` verifications (after one warm-up). */
+static int measure(rlvr_sandbox_host *host, const char *repo, const char *commit, bool fresh, int samples,
+                   latency_row *row) {
+    rlvr_verify_spec spec;
+    task_spec(&spec, repo, commit, fresh);
+    rlvr_verify_task *task = NULL;
+    RLVR_TRY(rlvr_verify_task_new(&task, host, &spec));
+    double *t = calloc((size_t)samples, sizeof *t);
+    int rc = t ? 0 : RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    for (int i = -1; rc == 0 && i < samples; i++) {
+        rlvr_enclave_verdict v;
+        double t0 = rlvr_now();
+        rc = rlvr_verify_patch(task, patch_text, strlen(patch_text), false, (uint64_t)(i + 1), &v);
+        double dt = rlvr_now() - t0;
+        if (rc == 0 && v.verdict != RLVR_VERDICT_PASS)
+            rc = RLVR_FAIL(RLVR_ESANDBOX, "bench verification did not pass: %s (reason %d)", rlvr_verdict_name(v.verdict),
+                           (int)v.reason);
+        if (rc == 0 && i >= 0) t[i] = dt * 1e3;
+    }
+    if (rc == 0) {
+        row->samples = samples;
+        row->median_ms = percentile(t, samples, 0.5);
+        row->p99_ms = percentile(t, samples, 0.99);
+    }
+    free(t);
+    rlvr_verify_task_free(task);
+    return rc;
+}
+
+/* The ceiling: the same test command by fork + exec on the host. */
+static int ceiling(int samples, double *median_ms) {
+    double *t = calloc((size_t)samples, sizeof *t);
+    if (!t) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    for (int i = 0; i < samples; i++) {
+        double t0 = rlvr_now();
+        pid_t p = fork();
+        if (p < 0) {
+            free(t);
+            return rlvr_error_errno_at(__FILE__, __LINE__, "fork");
+        }
+        if (p == 0) {
+            if (!freopen("/dev/null", "w", stdout)) _exit(126);
+            execl("/bin/sh", "sh", "-c", TRIVIAL_TEST, (char *)NULL);
+            _exit(127);
+        }
+        int st;
+        waitpid(p, &st, 0);
+        t[i] = (rlvr_now() - t0) * 1e3;
+    }
+    *median_ms = percentile(t, samples, 0.5);
+    free(t);
+    return 0;
+}
+
+/* `workers` processes verify for `seconds`; returns the total count. */
+static int throughput(rlvr_sandbox_host *host, const char *repo, const char *commit, int workers, double seconds,
+                      long *total) {
+    *total = 0;
+    int fds[2];
+    if (pipe(fds) != 0) return rlvr_error_errno_at(__FILE__, __LINE__, "pipe");
+    fflush(stdout);
+    for (int w = 0; w < workers; w++) {
+        pid_t p = fork();
+        if (p < 0) return rlvr_error_errno_at(__FILE__, __LINE__, "fork");
+        if (p > 0) continue;
+        close(fds[0]);
+        rlvr_verify_spec spec;
+        task_spec(&spec, repo, commit, false);
+        rlvr_verify_task *task = NULL;
+        long n = -1;
+        if (rlvr_verify_task_new(&task, host, &spec) == 0) {
+            n = 0;
+            double end = rlvr_now() + seconds;
+            while (rlvr_now() < end) {
+                rlvr_enclave_verdict v;
+                if (rlvr_verify_patch(task, patch_text, strlen(patch_text), false, (uint64_t)n, &v) != 0 ||
+                    v.verdict != RLVR_VERDICT_PASS) {
+                    n = -1;
+                    break;
+                }
+                n++;
+            }
+            rlvr_verify_task_free(task);
+        }
+        ssize_t wr = write(fds[1], &n, sizeof n);
+        _exit(wr == (ssize_t)sizeof n ? 0 : 1);
+    }
+    close(fds[1]);
+    int rc = 0;
+    for (int w = 0; w < workers; w++) {
+        long n = -1;
+        if (read(fds[0], &n, sizeof n) != (ssize_t)sizeof n || n < 0)
+            rc = RLVR_FAIL(RLVR_ESANDBOX, "a throughput worker failed");
+        else *total += n;
+    }
+    close(fds[0]);
+    while (wait(NULL) > 0) {
+    }
+    return rc;
+}
+
+static void emit_latency(const report *rep, const latency_row *r) {
+    printf("{\"bench\":\"enclave\",\"case\":\"verify\",\"config\":\"%s\",\"repo_mb\":%.3g,\"samples\":%d,"
+           "\"median_ms\":%.4g,\"p99_ms\":%.4g,\"ceiling_ms\":%.4g,\"ratio\":%.4g,\"quick\":%s}\n",
+           r->config, r->repo_mb, r->samples, r->median_ms, r->p99_ms, r->ceiling_ms, r->ratio,
+           rep->quick ? "true" : "false");
+    fflush(stdout);
+}
+
+int rlvr_bench_enclave(const rlvr_bench_options *opt) {
+    report rep;
+    memset(&rep, 0, sizeof rep);
+    rep.quick = opt->quick;
+    double big_mb = opt->quick ? 5 : 50;
+    int samples = opt->quick ? 15 : 100, big_samples = opt->quick ? 5 : 20;
+    rep.seconds = opt->quick ? 2 : 10;
+    rep.workers = rlvr_physical_cores();
+
+    RLVR_TRY(rlvr_git_init());
+    const char *base = getenv("TMPDIR");
+    char *dir = NULL;
+    RLVR_TRY(rlvr_fs_mkdtemp(&dir, base && base[0] ? base : "/tmp", "rlvr-bench-enclave-"));
+    chmod(dir, 0755);
+    char small[PATH_MAX], big[PATH_MAX], small_commit[41], big_commit[41];
+    snprintf(small, sizeof small, "%s/small", dir);
+    snprintf(big, sizeof big, "%s/big", dir);
+    rlvr_sandbox_host *overlay = NULL, *copy = NULL;
+    rlvr_sandbox_host_options ho = RLVR_SANDBOX_HOST_OPTIONS_INIT;
+    int rc = make_repo(small, 0, 1, small_commit);
+    if (rc == 0) rc = make_repo(big, big_mb, 2, big_commit);
+    if (rc == 0) rc = rlvr_sandbox_host_new(&overlay, &ho);
+    ho.overlay = false;
+    if (rc == 0) rc = rlvr_sandbox_host_new(&copy, &ho);
+    if (rc == 0) {
+        printf("{\"bench\":\"enclave\",\"case\":\"host\",\"config\":\"%s\",\"quick\":%s}\n",
+               rlvr_sandbox_host_describe(overlay), rep.quick ? "true" : "false");
+        fflush(stdout);
+    }
+    double ceil_ms = 0;
+    if (rc == 0) rc = ceiling(samples, &ceil_ms);
+    struct {
+        const char *config;
+        rlvr_sandbox_host *host;
+        const char *repo, *commit;
+        double mb;
+        bool fresh;
+        int samples;
+    } cases[] = {
+        {"overlay_pooled", overlay, small, small_commit, 0, false, samples},
+        {"overlay_fresh", overlay, small, small_commit, 0, true, samples},
+        {"overlay_big", overlay, big, big_commit, big_mb, false, big_samples},
+        {"copy_big", copy, big, big_commit, big_mb, false, big_samples},
+    };
+    for (size_t i = 0; rc == 0 && i < sizeof cases / sizeof *cases; i++) {
+        latency_row *r = &rep.rows[rep.n];
+        snprintf(r->config, sizeof r->config, "%s", cases[i].config);
+        r->repo_mb = cases[i].mb;
+        r->ceiling_ms = ceil_ms;
+        rc = measure(cases[i].host, cases[i].repo, cases[i].commit, cases[i].fresh, cases[i].samples, r);
+        if (rc == 0) {
+            r->ratio = r->median_ms / ceil_ms;
+            emit_latency(&rep, r);
+            rep.n++;
+        }
+    }
+    if (rc == 0) rc = throughput(overlay, small, small_commit, rep.workers, rep.seconds, &rep.verifications);
+    if (rc == 0) {
+        rep.per_s = (double)rep.verifications / rep.seconds;
+        rep.ceiling_per_s = rep.workers * 1e3 / ceil_ms;
+        double copy_vs_overlay = rep.n == 4 ? rep.rows[3].median_ms / rep.rows[2].median_ms : 0;
+        printf("{\"bench\":\"enclave\",\"case\":\"throughput\",\"config\":\"overlay_pooled\",\"workers\":%d,"
+               "\"seconds\":%.3g,\"verifications\":%ld,\"per_s\":%.4g,\"ceiling_per_s\":%.4g,\"ratio\":%.4g,"
+               "\"copy_vs_overlay\":%.4g,\"quick\":%s}\n",
+               rep.workers, rep.seconds, rep.verifications, rep.per_s, rep.ceiling_per_s, rep.per_s / rep.ceiling_per_s,
+               copy_vs_overlay, rep.quick ? "true" : "false");
+        fflush(stdout);
+        if (!opt->json_only) {
+            printf("\n%-16s %8s %8s %10s %10s %12s %7s\n", "verify", "repo MB", "samples", "median ms", "p99 ms",
+                   "ceiling ms", "ratio");
+            for (int i = 0; i < rep.n; i++) {
+                const latency_row *r = &rep.rows[i];
+                printf("%-16s %8.3g %8d %10.2f %10.2f %12.2f %7.2f\n", r->config, r->repo_mb, r->samples, r->median_ms,
+                       r->p99_ms, r->ceiling_ms, r->ratio);
+            }
+            printf("cold copy of the %.3g MB repository vs the overlay: %.1fx slower\n", big_mb, copy_vs_overlay);
+            printf("throughput: %.1f verifications/s on %d workers (ceiling %.1f/s, ratio %.2f)\n", rep.per_s,
+                   rep.workers, rep.ceiling_per_s, rep.per_s / rep.ceiling_per_s);
+            printf("sandbox host: %s\n", rlvr_sandbox_host_describe(overlay));
+        }
+    }
+    rlvr_sandbox_host_free(overlay);
+    rlvr_sandbox_host_free(copy);
+    rlvr_fs_remove_tree(dir);
+    free(dir);
+    return rc;
+}

@@ -1,0 +1,46 @@
+/* enclave/fsutil.h — small file-tree helpers the enclave and its tests share.
+ *
+ * None of them follows symbolic links: a link is copied, hashed or removed as
+ * a link, never as what it points to. */
+#ifndef RLVR_ENCLAVE_FSUTIL_H
+#define RLVR_ENCLAVE_FSUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Creates a fresh directory "<parent>/<prefix>XXXXXX" (mode 0700) and returns
+ * its path in *out (caller frees). */
+int rlvr_fs_mkdtemp(char **out, const char *parent, const char *prefix);
+
+/* Removes `path` and everything below it; a missing path is not an error.
+ * Read-only directories inside are made writable first. */
+int rlvr_fs_remove_tree(const char *path);
+
+/* Copies the tree at `src` to `dst` (which must not exist): regular files,
+ * directories and symbolic links with their permission bits; other file types
+ * are skipped. When uid != (uid_t)-1 every copy is chowned to uid:gid. */
+int rlvr_fs_copy_tree(const char *src, const char *dst, uid_t uid, gid_t gid);
+
+/* Copies the tree at `src` into the existing directory `dst`: directories
+ * are created as needed, files and links replace what is there. */
+int rlvr_fs_merge_tree(const char *src, const char *dst);
+
+/* Changes the owner of `path` and everything below it (links themselves). */
+int rlvr_fs_chown_tree(const char *path, uid_t uid, gid_t gid);
+
+/* 64-bit FNV-1a hash of the tree: every entry's relative path, type,
+ * permission bits, size, contents (files) or target (links), in sorted order.
+ * Two trees hash equal iff they look the same to a reader. */
+int rlvr_fs_hash_tree(const char *path, uint64_t *out);
+
+/* Writes `len` bytes to `path` (created or truncated, mode 0644). */
+int rlvr_fs_write_file(const char *path, const void *data, size_t len);
+
+/* Reads a whole file; *out is NUL-terminated (caller frees). */
+int rlvr_fs_read_file(const char *path, char **out, size_t *len);
+
+/* mkdir -p with `mode` for the directories it creates. */
+int rlvr_fs_mkdirs(const char *path, mode_t mode);
+
+#endif

@@ -1,0 +1,529 @@
+#include "enclave/verify.h"
+
+#include "core/error.h"
+#include "core/rng.h"
+#include "core/sys.h"
+#include "enclave/diffgate.h"
+#include "enclave/fsutil.h"
+#include "enclave/gitrepo.h"
+#include "enclave/reason.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <git2.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct rlvr_verify_task {
+    rlvr_sandbox_host *host;
+    rlvr_snapshot *snap;
+    char *test_command;
+    char **required;    /* fail_to_pass + pass_to_pass, or NULL */
+    char **order;       /* default RLVR_TEST_ORDER */
+    char **protected;   /* task globs + public tests + hidden files */
+    char **quarantined;
+    char **readonly;    /* enclave paths the tests' processes cannot change: hidden files, public tests */
+    rlvr_sandbox_limits limits;
+    int consensus;
+    bool fresh;
+    rlvr_diffgate_rules rules;
+    rlvr_sandbox *enclave; /* pooled: restored (rlvr_sandbox_reset) before every run but the first */
+    bool used;
+};
+
+/* ---- string lists ------------------------------------------------------------ */
+
+static size_t list_len(const char *const *l) {
+    size_t n = 0;
+    while (l && l[n]) n++;
+    return n;
+}
+
+static void list_free(char **l) {
+    for (char **p = l; p && *p; p++) free(*p);
+    free(l);
+}
+
+/* Appends copies of `add` to the NULL-terminated list *l. */
+static int list_extend(char ***l, const char *const *add) {
+    size_t n = list_len((const char *const *)*l), k = list_len(add);
+    char **grown = realloc(*l, (n + k + 1) * sizeof *grown);
+    if (!grown) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    *l = grown;
+    for (size_t i = 0; i < k; i++) {
+        grown[n + i] = strdup(add[i]);
+        if (!grown[n + i]) {
+            grown[n + i] = NULL;
+            return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+        }
+        grown[n + i + 1] = NULL;
+    }
+    grown[n + k] = NULL;
+    return 0;
+}
+
+static int list_push(char ***l, const char *s) {
+    const char *one[2] = {s, NULL};
+    return list_extend(l, one);
+}
+
+static int check_names(const char *const *names, const char *what) {
+    for (const char *const *p = names; p && *p; p++) {
+        if (!(*p)[0]) return RLVR_FAIL(RLVR_EINVAL, "%s: empty test name", what);
+        for (const char *s = *p; *s; s++)
+            if (isspace((unsigned char)*s) || *s == '#')
+                return RLVR_FAIL(RLVR_EINVAL, "%s: test name \"%s\" contains whitespace or '#'", what, *p);
+    }
+    return 0;
+}
+
+/* Every file under `dir`: as an escaped glob anchored at the tree root
+ * (protected paths) and as a plain path (read-only in the enclave). */
+static int hidden_globs(const char *dir, const char *rel, char ***out, char ***paths, int depth) {
+    if (depth > 64) return RLVR_FAIL(RLVR_ELIMIT, "hidden tests nested deeper than 64 directories");
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s%s%s", dir, rel[0] ? "/" : "", rel);
+    DIR *d = opendir(path);
+    if (!d) return rlvr_error_errno_at(__FILE__, __LINE__, "reading the hidden tests in %s", path);
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d))) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        char child[PATH_MAX];
+        if (snprintf(child, sizeof child, "%s%s%s", rel, rel[0] ? "/" : "", e->d_name) >= (int)sizeof child) {
+            rc = RLVR_FAIL(RLVR_EINVAL, "hidden test path too long under %s", rel);
+            break;
+        }
+        char full[PATH_MAX];
+        if (snprintf(full, sizeof full, "%s/%s", dir, child) >= (int)sizeof full) {
+            rc = RLVR_FAIL(RLVR_EINVAL, "hidden test path too long: %s", child);
+            break;
+        }
+        struct stat st;
+        if (lstat(full, &st) != 0) {
+            rc = rlvr_error_errno_at(__FILE__, __LINE__, "stat %s", full);
+            break;
+        }
+        if (S_ISDIR(st.st_mode)) {
+            rc = hidden_globs(dir, child, out, paths, depth + 1);
+            continue;
+        }
+        char glob[2 * PATH_MAX + 2], *g = glob;
+        *g++ = '/'; /* anchored even when the file sits at the top */
+        for (const char *s = child; *s && g < glob + sizeof glob - 3; s++) {
+            if (strchr("*?[]\\", *s)) *g++ = '\\';
+            *g++ = *s;
+        }
+        *g = '\0';
+        rc = list_push(out, glob);
+        if (rc == 0) rc = list_push(paths, child);
+    }
+    closedir(d);
+    return rc;
+}
+
+/* ---- the task ------------------------------------------------------------------- */
+
+int rlvr_verify_task_new(rlvr_verify_task **out, rlvr_sandbox_host *host, const rlvr_verify_spec *spec) {
+    *out = NULL;
+    if (!spec || spec->version != RLVR_VERIFY_SPEC_VERSION)
+        return RLVR_FAIL(RLVR_EINVAL, "verification spec missing or of another version");
+    if (!spec->repo_dir || !spec->base_commit || !spec->test_command || !spec->test_command[0])
+        return RLVR_FAIL(RLVR_EINVAL, "verification spec needs repo_dir, base_commit and test_command");
+    if (spec->consensus_runs < 1 || spec->consensus_runs > 64)
+        return RLVR_FAIL(RLVR_EINVAL, "consensus_runs must be 1..64 (got %d)", spec->consensus_runs);
+    RLVR_TRY(rlvr_sandbox_limits_check(&spec->limits));
+    RLVR_TRY(check_names(spec->fail_to_pass, "fail_to_pass"));
+    RLVR_TRY(check_names(spec->pass_to_pass, "pass_to_pass"));
+    RLVR_TRY(check_names(spec->test_order, "test_order"));
+    RLVR_TRY(check_names(spec->quarantined, "quarantined"));
+
+    rlvr_verify_task *t = calloc(1, sizeof *t);
+    if (!t) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    t->host = host;
+    t->limits = spec->limits;
+    t->consensus = spec->consensus_runs;
+    t->fresh = spec->fresh_enclaves;
+    t->rules = (rlvr_diffgate_rules)RLVR_DIFFGATE_RULES_INIT;
+    if (spec->max_patch_bytes) t->rules.max_bytes = spec->max_patch_bytes;
+    if (spec->max_patch_files) t->rules.max_files = spec->max_patch_files;
+    int rc = 0;
+    t->test_command = strdup(spec->test_command);
+    if (!t->test_command) rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    if (rc == 0 && (spec->fail_to_pass || spec->pass_to_pass)) {
+        rc = list_extend(&t->required, spec->fail_to_pass);
+        if (rc == 0) rc = list_extend(&t->required, spec->pass_to_pass);
+    }
+    if (rc == 0) rc = list_extend(&t->order, spec->test_order ? spec->test_order : (const char *const *)t->required);
+    if (rc == 0) rc = list_extend(&t->protected, spec->protected_globs);
+    if (rc == 0) {
+        /* public tests: anchored paths */
+        for (const char *const *p = spec->public_tests; rc == 0 && p && *p; p++) {
+            char g[PATH_MAX];
+            snprintf(g, sizeof g, "/%s", *p);
+            rc = list_push(&t->protected, g);
+        }
+    }
+    if (rc == 0 && spec->hidden_dir) rc = hidden_globs(spec->hidden_dir, "", &t->protected, &t->readonly, 0);
+    if (rc == 0 && list_len((const char *const *)t->readonly) > 64) {
+        /* many hidden files: protect their top-level directories instead */
+        char **tops = NULL;
+        for (char **p = t->readonly; rc == 0 && *p; p++) {
+            char top[PATH_MAX];
+            snprintf(top, sizeof top, "%s", *p);
+            char *slash = strchr(top, '/');
+            if (slash) *slash = '\0';
+            bool seen = false;
+            for (char **q = tops; q && *q; q++) seen |= strcmp(*q, top) == 0;
+            if (!seen) rc = list_push(&tops, top);
+        }
+        list_free(t->readonly);
+        t->readonly = tops;
+    }
+    if (rc == 0) rc = list_extend(&t->readonly, spec->public_tests);
+    if (rc == 0 && !t->protected) rc = list_extend(&t->protected, NULL);
+    if (rc == 0) rc = rlvr_verify_task_set_quarantine(t, spec->quarantined);
+    char tree[41];
+    if (rc == 0) rc = rlvr_snapshot_new(&t->snap, host);
+    if (rc == 0)
+        rc = rlvr_git_export(spec->repo_dir, spec->base_commit, rlvr_snapshot_path(t->snap), false, spec->hidden_dir, tree);
+    if (rc == 0) rc = rlvr_snapshot_seal(t->snap);
+    if (rc < 0) {
+        rlvr_verify_task_free(t);
+        return rlvr_error_wrap(rc, "preparing verification of %s", spec->repo_dir);
+    }
+    t->rules.protected_globs = (const char *const *)t->protected;
+    *out = t;
+    return 0;
+}
+
+void rlvr_verify_task_free(rlvr_verify_task *t) {
+    if (!t) return;
+    rlvr_sandbox_free(t->enclave);
+    rlvr_snapshot_free(t->snap);
+    list_free(t->readonly);
+    free(t->test_command);
+    list_free(t->required);
+    list_free(t->order);
+    list_free(t->protected);
+    list_free(t->quarantined);
+    free(t);
+}
+
+const char *rlvr_verify_task_tree(const rlvr_verify_task *t) { return rlvr_snapshot_path(t->snap); }
+
+int rlvr_verify_task_set_quarantine(rlvr_verify_task *t, const char *const *names) {
+    RLVR_TRY(check_names(names, "quarantined"));
+    char **copy = NULL;
+    int rc = list_extend(&copy, names);
+    if (rc < 0) {
+        list_free(copy);
+        return rc;
+    }
+    list_free(t->quarantined);
+    t->quarantined = copy;
+    return 0;
+}
+
+/* ---- one enclave run ------------------------------------------------------------------ */
+
+int rlvr_reason_for_limit(rlvr_sandbox_limit limit) {
+    switch (limit) {
+    case RLVR_LIMIT_NONE: return RLVR_REASON_NONE;
+    case RLVR_LIMIT_WALL: return RLVR_REASON_TIMEOUT;
+    case RLVR_LIMIT_CPU: return RLVR_REASON_CPU_LIMIT;
+    case RLVR_LIMIT_MEMORY: return RLVR_REASON_MEMORY_LIMIT;
+    case RLVR_LIMIT_PROCESSES: return RLVR_REASON_PROCESS_LIMIT;
+    case RLVR_LIMIT_FILE_SIZE: return RLVR_REASON_FILE_SIZE_LIMIT;
+    case RLVR_LIMIT_DISK: return RLVR_REASON_DISK_LIMIT;
+    case RLVR_LIMIT_OUTPUT: return RLVR_REASON_OUTPUT_LIMIT;
+    }
+    return RLVR_REASON_SANDBOX_ERROR;
+}
+
+enum { APPLY_OK = 0, APPLY_REFUSED = 10, APPLY_BROKEN = 11 };
+
+typedef struct {
+    const char *patch;
+    size_t len;
+} apply_arg;
+
+/* Inside the enclave: check, then apply, onto /work. */
+static int apply_fn(void *p) {
+    const apply_arg *a = p;
+    if (a->len == 0) return APPLY_OK;
+    git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, 0);
+    git_repository *repo = NULL;
+    if (git_repository_open_ext(&repo, "/work", GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) return APPLY_BROKEN;
+    git_diff *diff = NULL;
+    int rc = APPLY_OK;
+    if (git_diff_from_buffer(&diff, a->patch, a->len) < 0) rc = APPLY_REFUSED;
+    git_apply_options o;
+    git_apply_options_init(&o, GIT_APPLY_OPTIONS_VERSION);
+    o.flags = GIT_APPLY_CHECK;
+    if (rc == APPLY_OK && git_apply(repo, diff, GIT_APPLY_LOCATION_WORKDIR, &o) < 0) rc = APPLY_REFUSED;
+    o.flags = 0;
+    if (rc == APPLY_OK && git_apply(repo, diff, GIT_APPLY_LOCATION_WORKDIR, &o) < 0) rc = APPLY_REFUSED;
+    git_diff_free(diff);
+    git_repository_free(repo);
+    return rc;
+}
+
+/* Run k's seed and test order. */
+static uint32_t run_seed(uint64_t seed, int run_index) {
+    uint32_t w[4];
+    rlvr_rng_block(w, seed, RLVR_RNG_SHUFFLE, 0, (uint32_t)run_index, 0);
+    return w[0];
+}
+
+static char *order_env(const rlvr_verify_task *t, uint64_t seed, int run_index) {
+    size_t n = list_len((const char *const *)t->order);
+    const char **o = calloc(n + 1, sizeof *o);
+    if (!o) return NULL;
+    for (size_t i = 0; i < n; i++) o[i] = t->order[i];
+    if (run_index > 0 && n >= 2) {
+        rlvr_rng_stream s;
+        rlvr_rng_stream_init(&s, seed, RLVR_RNG_SHUFFLE, 1, (uint32_t)run_index);
+        for (size_t i = n - 1; i > 0; i--) {
+            size_t j = rlvr_rng_next_below(&s, (uint32_t)(i + 1));
+            const char *tmp = o[i];
+            o[i] = o[j];
+            o[j] = tmp;
+        }
+        bool same = true;
+        for (size_t i = 0; i < n; i++) same &= o[i] == t->order[i];
+        if (same) /* a re-run must not repeat the default order */
+            for (size_t i = 0; i < n / 2; i++) {
+                const char *tmp = o[i];
+                o[i] = o[n - 1 - i];
+                o[n - 1 - i] = tmp;
+            }
+    }
+    size_t len = strlen("RLVR_TEST_ORDER=") + 1;
+    for (size_t i = 0; i < n; i++) len += strlen(o[i]) + 1;
+    char *env = malloc(len);
+    if (env) {
+        char *p = env + sprintf(env, "RLVR_TEST_ORDER=");
+        for (size_t i = 0; i < n; i++) p += sprintf(p, "%s%s", i ? " " : "", o[i]);
+    }
+    free(o);
+    return env;
+}
+
+/* A fresh enclave from the clean snapshot: the pooled one restored, or a
+ * new one. */
+static int enclave_ready(rlvr_verify_task *t) {
+    if (t->enclave && t->used && t->fresh) {
+        rlvr_sandbox_free(t->enclave);
+        t->enclave = NULL;
+    }
+    if (t->enclave && t->used && rlvr_sandbox_reset(t->enclave) < 0) {
+        rlvr_sandbox_free(t->enclave);
+        t->enclave = NULL;
+    }
+    if (!t->enclave) {
+        rlvr_sandbox_options opt = {.version = RLVR_SANDBOX_OPTIONS_VERSION, .kind = RLVR_SANDBOX_ENCLAVE,
+                                    .tree = t->snap, .readonly = (const char *const *)t->readonly, .limits = t->limits};
+        RLVR_TRY(rlvr_sandbox_new(&t->enclave, t->host, &opt));
+    }
+    t->used = true;
+    return 0;
+}
+
+int rlvr_verify_run_once(rlvr_verify_task *t, const char *patch, size_t len, uint64_t seed, int run_index,
+                         rlvr_verify_run *out) {
+    memset(out, 0, sizeof *out);
+    out->tap.planned = -1;
+    out->test_seed = run_seed(seed, run_index);
+    double t0 = rlvr_now();
+    char seed_env[48];
+    snprintf(seed_env, sizeof seed_env, "RLVR_TEST_SEED=%u", out->test_seed);
+    char *order = order_env(t, seed, run_index);
+    if (!order) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    const char *env[] = {seed_env, order, NULL};
+    const char *argv[] = {"/bin/sh", "-c", t->test_command, NULL};
+    apply_arg arg = {patch, len};
+    rlvr_sandbox_cmd cmd = {.version = RLVR_SANDBOX_CMD_VERSION, .argv = argv, .env = env, .results_fd = true,
+                            .prepare = apply_fn, .prepare_arg = &arg};
+    rlvr_sandbox_result res;
+    memset(&res, 0, sizeof res);
+    int rc = enclave_ready(t);
+    if (rc == 0) rc = rlvr_sandbox_exec(t->enclave, &cmd, &res);
+    if (rc < 0) { /* whatever went wrong, the next run starts from a new enclave */
+        rlvr_sandbox_free(t->enclave);
+        t->enclave = NULL;
+    }
+    free(order);
+    if (rc == RLVR_ENOMEM) return rc;
+    if (rc < 0) {
+        out->infra = true;
+        out->reason = RLVR_REASON_SANDBOX_ERROR;
+    } else if (res.prepare_status == APPLY_REFUSED) {
+        out->reason = RLVR_REASON_APPLY_FAILED;
+    } else if (res.prepare_status != APPLY_OK) {
+        out->infra = true;
+        out->reason = RLVR_REASON_APPLY_ERROR;
+    } else {
+        out->limit = res.limit;
+        int prc = rlvr_tap_parse(res.results, res.results_len, &out->tap);
+        if (prc < 0) {
+            rlvr_sandbox_result_free(&res);
+            return prc;
+        }
+        rlvr_tap_expect x = {.required = (const char *const *)t->required,
+                             .quarantined = (const char *const *)t->quarantined,
+                             .exit_code = res.exit_code};
+        rlvr_tap_judge(&out->tap, &x, &out->judgement);
+        /* a limit ends the run as a failure, whatever the results said */
+        out->reason = res.limit != RLVR_LIMIT_NONE ? rlvr_reason_for_limit(res.limit) : out->judgement.reason;
+    }
+    rlvr_sandbox_result_free(&res);
+    out->wall_s = rlvr_now() - t0;
+    return 0;
+}
+
+void rlvr_verify_run_free(rlvr_verify_run *run) {
+    if (!run) return;
+    rlvr_tap_report_free(&run->tap);
+}
+
+/* ---- the verdict ------------------------------------------------------------------------ */
+
+static rlvr_verdict verdict_for(int reason) {
+    if (reason == RLVR_REASON_NONE) return RLVR_VERDICT_PASS;
+    if (reason == RLVR_REASON_TIMEOUT) return RLVR_VERDICT_TIMEOUT;
+    if (reason >= 500) return RLVR_VERDICT_INFRA;
+    return RLVR_VERDICT_FAIL;
+}
+
+int rlvr_verify_patch(rlvr_verify_task *t, const char *patch, size_t len, bool public_tests_changed, uint64_t seed,
+                      rlvr_enclave_verdict *out) {
+    memset(out, 0, sizeof *out);
+    double t0 = rlvr_now();
+    if (!patch && len > 0) return RLVR_FAIL(RLVR_EINVAL, "patch is NULL but its length is %zu", len);
+    if (public_tests_changed) {
+        out->verdict = RLVR_VERDICT_DROPPED;
+        out->reason = RLVR_REASON_PUBLIC_TESTS_CHANGED;
+        out->wall_s = rlvr_now() - t0;
+        return 0;
+    }
+    rlvr_diffgate_report gate;
+    int rc = rlvr_diffgate_validate(patch ? patch : "", len, &t->rules, &gate);
+    if (rc == RLVR_ENOMEM || rc == RLVR_EINVAL) return rc;
+    if (rc < 0 || gate.reason != RLVR_REASON_NONE) {
+        out->verdict = rc < 0 ? RLVR_VERDICT_INFRA : RLVR_VERDICT_REJECTED;
+        out->reason = rc < 0 ? RLVR_REASON_SANDBOX_ERROR : gate.reason;
+        out->wall_s = rlvr_now() - t0;
+        return 0;
+    }
+    for (int k = 0; k < t->consensus; k++) {
+        rlvr_verify_run run;
+        rc = rlvr_verify_run_once(t, patch, len, seed, k, &run);
+        if (rc < 0) return rc;
+        out->runs++;
+        out->enclave_s += run.wall_s;
+        if (k == 0 && run.judgement.total > 0)
+            out->partial = (float)run.judgement.passed / (float)run.judgement.total;
+        int reason = run.reason;
+        bool infra = run.infra;
+        rlvr_verify_run_free(&run);
+        if (infra) {
+            out->verdict = RLVR_VERDICT_INFRA;
+            out->reason = reason;
+            break;
+        }
+        if (reason != RLVR_REASON_NONE) {
+            if (k == 0) {
+                out->verdict = verdict_for(reason);
+                out->reason = reason;
+            } else {
+                /* passed before, fails now: flaky, excluded from the loss */
+                out->verdict = RLVR_VERDICT_DROPPED;
+                out->reason = RLVR_REASON_CONSENSUS_MIXED;
+            }
+            break;
+        }
+        out->verdict = RLVR_VERDICT_PASS;
+        out->reason = RLVR_REASON_NONE;
+    }
+    out->wall_s = rlvr_now() - t0;
+    return 0;
+}
+
+/* ---- quarantine --------------------------------------------------------------------------- */
+
+void rlvr_quarantine_free(rlvr_quarantine *q) {
+    if (!q) return;
+    list_free(q->tests);
+    memset(q, 0, sizeof *q);
+}
+
+int rlvr_verify_quarantine(rlvr_verify_task *t, const char *reference, size_t len, int runs, uint64_t seed,
+                           double max_share, rlvr_quarantine *out) {
+    memset(out, 0, sizeof *out);
+    if (runs < 1) return RLVR_FAIL(RLVR_EINVAL, "quarantine needs at least one run (got %d)", runs);
+    char **saved = t->quarantined;
+    t->quarantined = NULL; /* judge every test during the pass */
+    char **names = NULL;
+    bool *failed = NULL;
+    size_t n = 0;
+    int rc = 0;
+    if (t->required) rc = list_extend(&names, (const char *const *)t->required);
+    for (int i = 0; rc == 0 && i < runs; i++) {
+        rlvr_verify_run run;
+        rc = rlvr_verify_run_once(t, reference, len, seed, i, &run);
+        if (rc < 0) break;
+        out->runs++;
+        if (run.infra) {
+            rc = RLVR_FAIL(RLVR_ESANDBOX, "quarantine run %d: the enclave failed (%s)", i, rlvr_reason_name(run.reason));
+            rlvr_verify_run_free(&run);
+            break;
+        }
+        bool whole_run_broken = run.reason == RLVR_REASON_APPLY_FAILED || run.limit != RLVR_LIMIT_NONE ||
+                                run.reason == RLVR_REASON_NO_RESULTS || run.reason == RLVR_REASON_RESULTS_INVALID;
+        if (whole_run_broken) {
+            out->drop_task = true;
+            out->drop_reason = run.reason;
+            rlvr_verify_run_free(&run);
+            break;
+        }
+        if (!names) {
+            for (int j = 0; rc == 0 && j < run.tap.n_tests; j++) rc = list_push(&names, run.tap.tests[j].name);
+            if (rc == 0 && !names) rc = list_extend(&names, NULL);
+        }
+        if (rc == 0 && !failed) {
+            n = list_len((const char *const *)names);
+            failed = calloc(n + 1, sizeof *failed);
+            if (!failed) rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+        }
+        for (size_t j = 0; rc == 0 && j < n; j++) {
+            int count = 0;
+            const rlvr_tap_test *r = rlvr_tap_find(&run.tap, names[j], &count);
+            if (!r || count != 1 || r->status != RLVR_TAP_PASS) failed[j] = true;
+        }
+        rlvr_verify_run_free(&run);
+    }
+    if (rc == 0) {
+        out->n_total = (int)n;
+        for (size_t j = 0; rc == 0 && j < n; j++)
+            if (failed[j]) {
+                rc = list_push(&out->tests, names[j]);
+                out->n_tests++;
+            }
+        if (rc == 0 && !out->tests) rc = list_extend(&out->tests, NULL);
+        if (rc == 0 && !out->drop_task && n > 0 && (double)out->n_tests > max_share * (double)n) {
+            out->drop_task = true;
+            out->drop_reason = RLVR_REASON_TESTS_FAILED;
+        }
+    }
+    free(failed);
+    list_free(names);
+    t->quarantined = saved;
+    if (rc < 0) rlvr_quarantine_free(out);
+    return rc;
+}

@@ -1,0 +1,112 @@
+/* envs/task.h — a task spec: what the policy works on and how it is checked.
+ *
+ * A task is one JSON object (docs/TASKS.md documents every field). Two kinds
+ * of verification:
+ * - "tests" (default): a repository (directory or git bundle) at a base
+ *   commit, public tests the policy may run, hidden test files and command
+ *   run only in the enclave, FAIL_TO_PASS / PASS_TO_PASS test names
+ *   (SWE-bench's field names), a reference patch and deliberately wrong
+ *   patches (unified git diffs), protected path globs.
+ * - "arith": a single-turn arithmetic problem (envs/arith.h) scored in
+ *   process, with a reference answer and wrong answers.
+ * Both carry id, family, split (train / eval / regression), split key
+ * (repository or template: train and eval/regression never share one),
+ * prompt, tool set and budgets.
+ *
+ * Loading checks every field; a refusal names the spec and the field:
+ *   task spec tasks/x.json: field "hidden_tests" missing
+ * Relative paths in a spec are relative to the spec file's directory. */
+#ifndef RLVR_ENVS_TASK_H
+#define RLVR_ENVS_TASK_H
+
+#include "envs/arith.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RLVR_TASK_FORMAT "rlvr-task/1"
+
+typedef enum { RLVR_SPLIT_TRAIN = 0, RLVR_SPLIT_EVAL = 1, RLVR_SPLIT_REGRESSION = 2, RLVR_SPLIT_COUNT } rlvr_split;
+
+typedef enum { RLVR_VERIFIER_TESTS = 0, RLVR_VERIFIER_ARITH = 1 } rlvr_verifier_kind;
+
+typedef enum { RLVR_REPO_DIRECTORY = 0, RLVR_REPO_BUNDLE = 1 } rlvr_repo_kind;
+
+/* "train" / "eval" / "regression"; NULL when out of range. */
+const char *rlvr_split_name(rlvr_split split);
+/* RLVR_EINVAL (with a "did you mean") for other names. */
+int rlvr_split_parse(const char *name, rlvr_split *out);
+
+typedef struct {
+    char **items;
+    size_t n;
+} rlvr_str_list;
+
+/* Ceilings on one rollout (SPEC §5.5). 0 means "the run's [harness] value". */
+typedef struct {
+    int64_t turns;          /* policy turns */
+    int64_t policy_tokens;  /* tokens the policy samples, all turns together */
+    int64_t context_tokens; /* prompt + policy + observations */
+    double tool_timeout_s;  /* wall time of one tool call */
+} rlvr_task_budgets;
+
+/* Read-only after loading; free with rlvr_task_free. */
+typedef struct {
+    char *source;       /* where it was read: "pool/x.json" or "pool.jsonl:12" */
+    char *base_dir;     /* directory relative paths are resolved against */
+
+    char *id;           /* [A-Za-z0-9._-], 1..63 bytes, unique in a pool */
+    char *family;       /* "bugfix-c", "arith", "swe-bench", ... */
+    char *template_name;/* generator template ("off_by_one"), NULL when none */
+    rlvr_split split;
+    char *split_key;
+    char *prompt;
+    rlvr_verifier_kind verifier;
+    uint32_t tools;     /* mask of 1u << rlvr_tool_id (envs/tools.h) */
+    rlvr_task_budgets budgets;
+
+    /* verifier "tests" */
+    char *repository;       /* as written in the spec */
+    char *repository_path;  /* resolved against base_dir */
+    rlvr_repo_kind repository_kind;
+    char *base_commit;      /* 40 lowercase hex digits */
+    char *public_test_command;
+    rlvr_str_list public_test_files; /* paths in the tree (checksummed by the diff gate) */
+    char *hidden_root;      /* as written: directory holding the hidden files */
+    char *hidden_root_path; /* resolved */
+    rlvr_str_list hidden_test_files; /* paths in the tree, copied from hidden_root/<same path> */
+    char *hidden_test_command;
+    rlvr_str_list fail_to_pass, pass_to_pass;
+    char *reference_patch;
+    rlvr_str_list wrong_patches;
+    rlvr_str_list protected_paths;   /* path globs a patch must not touch (docs/TASKS.md) */
+
+    /* verifier "arith" */
+    rlvr_arith_problem arith;
+    char *reference_answer;
+    rlvr_str_list wrong_answers;
+
+    char *metadata_json; /* the free-form "metadata" object, compact JSON; NULL when none */
+} rlvr_task;
+
+/* Reads and checks one spec file. RLVR_EIO when unreadable, RLVR_EFORMAT
+ * when a field is missing or wrong (message names file and field). */
+int rlvr_task_load_file(rlvr_task **out, const char *path);
+
+/* Same from JSON text: `source` names it in messages, relative paths resolve
+ * against `base_dir`. */
+int rlvr_task_parse(rlvr_task **out, const char *text, size_t len, const char *source, const char *base_dir);
+
+void rlvr_task_free(rlvr_task *task);
+
+/* The spec as JSON text (fields in the documented order; paths as written),
+ * pretty-printed when `indent` > 0, one line otherwise. *out is malloc'd. */
+int rlvr_task_to_json(const rlvr_task *task, int indent, char **out);
+
+/* Writes the spec to `path` (pretty-printed, trailing newline). */
+int rlvr_task_write_file(const rlvr_task *task, const char *path);
+
+/* The run's budgets with the task's non-zero values taking precedence. */
+void rlvr_task_budgets_resolve(const rlvr_task_budgets *task, const rlvr_task_budgets *run, rlvr_task_budgets *out);
+
+#endif

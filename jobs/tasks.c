@@ -1,0 +1,319 @@
+/* jobs/tasks.c — `rlvr tasks gen` (built-in task families), `rlvr tasks
+ * list` (load a pool, check split hygiene, summarise it) and `rlvr tasks
+ * check` (validate every task in enclaves, write the validated-pool
+ * manifest). */
+#include "core/error.h"
+#include "core/sys.h"
+#include "envs/check.h"
+#include "envs/gen.h"
+#include "envs/pool.h"
+#include "jobs/commands.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "usage: rlvr tasks gen FAMILY --n N --seed S --out DIR [--split train|eval|regression]\n"
+            "                      [--difficulty 1|2|3] [--first I]\n"
+            "       rlvr tasks list POOL\n"
+            "       rlvr tasks check POOL [--json] [--runs N] [--seed S] [--jobs J] [--wall-s T]\n"
+            "                        [--manifest PATH]\n"
+            "\n"
+            "families: bugfix-c (multi-turn C bug fixing), arith (single-turn arithmetic)\n"
+            "A pool is a directory of *.json task specs or a .jsonl file (docs/TASKS.md).\n"
+            "check: the untouched repository must fail, the reference pass (with consensus), every\n"
+            "wrong patch fail; the reference runs N more times in shuffled orders (quarantine,\n"
+            "default 30). Broken, flaky and unjudgeable tasks are excluded; the manifest (default\n"
+            "POOL.manifest.json) records every verdict and the pool's content hash. Exit status 0\n"
+            "when every task passed, 1 when some were excluded or the check failed.\n");
+}
+
+static int parse_int(const char *flag, const char *text, int64_t lo, int64_t hi, int64_t *out) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (errno || end == text || *end || v < lo || v > hi) {
+        fprintf(stderr, "rlvr tasks: %s wants an integer in %" PRId64 "..%" PRId64 ", got \"%s\"\n", flag, lo, hi,
+                text);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int cmd_gen(int argc, char **argv) {
+    if (argc < 3) goto usage;
+    rlvr_task_gen_options opts = RLVR_TASK_GEN_OPTIONS_INIT;
+    opts.family = argv[2];
+    const char *out = NULL;
+    int have_n = 0, have_seed = 0;
+    for (int i = 3; i < argc; i++) {
+        const char *flag = argv[i];
+        if (i + 1 >= argc) {
+            fprintf(stderr, "rlvr tasks gen: %s needs a value\n", flag);
+            goto usage;
+        }
+        const char *value = argv[++i];
+        int64_t v;
+        if (strcmp(flag, "--n") == 0) {
+            if (parse_int(flag, value, 1, 1000000, &v) < 0) return RLVR_EXIT_USAGE;
+            opts.count = v;
+            have_n = 1;
+        } else if (strcmp(flag, "--seed") == 0) {
+            char *end;
+            errno = 0;
+            unsigned long long seed = strtoull(value, &end, 10);
+            if (errno || end == value || *end || value[0] == '-') {
+                fprintf(stderr, "rlvr tasks gen: --seed wants a non-negative integer, got \"%s\"\n", value);
+                return RLVR_EXIT_USAGE;
+            }
+            opts.seed = seed;
+            have_seed = 1;
+        } else if (strcmp(flag, "--out") == 0) {
+            out = value;
+        } else if (strcmp(flag, "--split") == 0) {
+            if (rlvr_split_parse(value, &opts.split) < 0) return rlvr_cmd_fail("tasks gen", RLVR_ECONFIG);
+        } else if (strcmp(flag, "--difficulty") == 0) {
+            if (parse_int(flag, value, 1, 3, &v) < 0) return RLVR_EXIT_USAGE;
+            opts.difficulty = (int)v;
+        } else if (strcmp(flag, "--first") == 0) {
+            if (parse_int(flag, value, 0, UINT32_MAX, &v) < 0) return RLVR_EXIT_USAGE;
+            opts.first = v;
+        } else {
+            fprintf(stderr, "rlvr tasks gen: unknown option %s\n", flag);
+            goto usage;
+        }
+    }
+    if (!have_n || !have_seed || !out) {
+        fprintf(stderr, "rlvr tasks gen: --n, --seed and --out are required\n");
+        goto usage;
+    }
+    const char *known = NULL;
+    for (const char *const *f = rlvr_task_families; *f; f++)
+        if (strcmp(*f, opts.family) == 0) known = *f;
+    size_t written = 0;
+    int rc = rlvr_task_gen(&opts, out, &written);
+    if (rc < 0) {
+        if (!known) return rlvr_cmd_fail("tasks gen", RLVR_ECONFIG);
+        fprintf(stderr, "rlvr tasks gen: %zu task%s written before the error\n", written, written == 1 ? "" : "s");
+        return rlvr_cmd_fail("tasks gen", rc);
+    }
+    printf("wrote %zu %s task%s (split %s, difficulty %d, seed %llu) to %s\n", written, opts.family,
+           written == 1 ? "" : "s", rlvr_split_name(opts.split), opts.difficulty, (unsigned long long)opts.seed, out);
+    return RLVR_EXIT_OK;
+usage:
+    usage(stderr);
+    return RLVR_EXIT_USAGE;
+}
+
+static int cmd_list(int argc, char **argv) {
+    if (argc != 3) {
+        usage(stderr);
+        return RLVR_EXIT_USAGE;
+    }
+    rlvr_task_pool *pool;
+    int rc = rlvr_task_pool_load(&pool, argv[2]);
+    if (rc < 0) return rlvr_cmd_fail("tasks list", rc);
+    rc = rlvr_task_pool_check_splits(pool);
+    if (rc < 0) {
+        rlvr_task_pool_free(pool);
+        return rlvr_cmd_fail("tasks list", rc);
+    }
+    size_t n = rlvr_task_pool_size(pool);
+    printf("%s: %zu task%s (train %zu, eval %zu, regression %zu); split hygiene ok\n", argv[2], n, n == 1 ? "" : "s",
+           rlvr_task_pool_count(pool, RLVR_SPLIT_TRAIN), rlvr_task_pool_count(pool, RLVR_SPLIT_EVAL),
+           rlvr_task_pool_count(pool, RLVR_SPLIT_REGRESSION));
+    for (size_t i = 0; i < n; i++) {
+        const rlvr_task *t = rlvr_task_pool_get(pool, i);
+        printf("  %-40s %-10s %-10s %-18s %s\n", t->id, t->family, rlvr_split_name(t->split),
+               t->template_name ? t->template_name : "-", t->split_key);
+    }
+    rlvr_task_pool_free(pool);
+    return RLVR_EXIT_OK;
+}
+
+/* ---- tasks check ---------------------------------------------------------------- */
+
+typedef struct {
+    const rlvr_task_pool *pool;
+    rlvr_sandbox_host *host;
+    const rlvr_task_check_options *opts;
+    rlvr_task_check_result *results;
+    bool json;
+    pthread_mutex_t lock;
+    size_t next, done;
+    int error;          /* first library error (negative), 0 when none */
+    char error_text[1024];
+} check_job;
+
+static void print_result(check_job *job, size_t i) {
+    const rlvr_task *t = rlvr_task_pool_get(job->pool, i);
+    const rlvr_task_check_result *r = &job->results[i];
+    if (job->json) {
+        json_t *q = json_array();
+        for (size_t k = 0; k < r->quarantined.n; k++) json_array_append_new(q, json_string(r->quarantined.items[k]));
+        json_t *o = json_pack("{s:s, s:s, s:s, s:o, s:i, s:f}", "id", t->id, "status",
+                              rlvr_task_check_status_name(r->status), "reason", r->reason, "quarantined", q, "runs",
+                              r->runs, "wall_s", r->wall_s);
+        char *text = o ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(4)) : NULL;
+        if (text) printf("%s\n", text);
+        free(text);
+        json_decref(o);
+    } else {
+        printf("[%zu/%zu] %-6s %s (%d runs, %.1f s)", ++job->done, rlvr_task_pool_size(job->pool),
+               rlvr_task_check_status_name(r->status), t->id, r->runs, r->wall_s);
+        if (r->reason[0]) printf(": %s", r->reason);
+        for (size_t k = 0; k < r->quarantined.n; k++) printf("%s%s", k ? ", " : "; quarantined: ", r->quarantined.items[k]);
+        printf("\n");
+    }
+    fflush(stdout);
+}
+
+static void *check_worker(void *arg) {
+    check_job *job = arg;
+    for (;;) {
+        pthread_mutex_lock(&job->lock);
+        size_t i = job->next++;
+        bool stop = job->error != 0 || i >= rlvr_task_pool_size(job->pool);
+        pthread_mutex_unlock(&job->lock);
+        if (stop) break;
+        int rc = rlvr_task_check(&job->results[i], rlvr_task_pool_get(job->pool, i), job->host, job->opts);
+        pthread_mutex_lock(&job->lock);
+        if (rc < 0 && job->error == 0) {
+            job->error = rc;
+            snprintf(job->error_text, sizeof job->error_text, "%s", rlvr_error_last());
+        }
+        if (rc == 0) print_result(job, i);
+        pthread_mutex_unlock(&job->lock);
+    }
+    return NULL;
+}
+
+static int check_parse_args(int argc, char **argv, rlvr_task_check_options *opts, bool *json, int *jobs,
+                            const char **manifest) {
+    for (int i = 3; i < argc; i++) {
+        const char *flag = argv[i];
+        if (strcmp(flag, "--json") == 0) {
+            *json = true;
+            continue;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "rlvr tasks check: %s needs a value\n", flag);
+            return -1;
+        }
+        const char *value = argv[++i];
+        int64_t v;
+        if (strcmp(flag, "--runs") == 0) {
+            if (parse_int(flag, value, 1, 100000, &v) < 0) return -1;
+            opts->quarantine_runs = (int)v;
+        } else if (strcmp(flag, "--seed") == 0) {
+            if (parse_int(flag, value, 0, INT64_MAX, &v) < 0) return -1;
+            opts->seed = (uint64_t)v;
+        } else if (strcmp(flag, "--jobs") == 0) {
+            if (parse_int(flag, value, 1, 4096, &v) < 0) return -1;
+            *jobs = (int)v;
+        } else if (strcmp(flag, "--wall-s") == 0) {
+            if (parse_int(flag, value, 1, 86400, &v) < 0) return -1;
+            opts->wall_s = (double)v;
+        } else if (strcmp(flag, "--manifest") == 0) {
+            *manifest = value;
+        } else {
+            fprintf(stderr, "rlvr tasks check: unknown option %s\n", flag);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int cmd_check(int argc, char **argv) {
+    if (argc < 3 || argv[2][0] == '-') {
+        usage(stderr);
+        return RLVR_EXIT_USAGE;
+    }
+    rlvr_task_check_options opts = RLVR_TASK_CHECK_OPTIONS_INIT;
+    bool json = false;
+    int jobs = rlvr_physical_cores();
+    const char *manifest = NULL;
+    if (check_parse_args(argc, argv, &opts, &json, &jobs, &manifest) < 0) {
+        usage(stderr);
+        return RLVR_EXIT_USAGE;
+    }
+    char default_manifest[4096];
+    rlvr_pool_manifest_default_path(default_manifest, sizeof default_manifest, argv[2]);
+    if (!manifest) manifest = default_manifest;
+
+    rlvr_task_pool *pool;
+    int rc = rlvr_task_pool_load(&pool, argv[2]);
+    if (rc < 0) return rlvr_cmd_fail("tasks check", rc);
+    rc = rlvr_task_pool_check_splits(pool);
+    size_t n = rlvr_task_pool_size(pool);
+    bool need_host = false;
+    for (size_t i = 0; i < n; i++) need_host |= rlvr_task_pool_get(pool, i)->verifier == RLVR_VERIFIER_TESTS;
+    rlvr_sandbox_host *host = NULL;
+    if (rc == 0 && need_host) {
+        rlvr_sandbox_host_options ho = RLVR_SANDBOX_HOST_OPTIONS_INIT;
+        rc = rlvr_sandbox_host_new(&host, &ho);
+    }
+    check_job job = {.pool = pool, .host = host, .opts = &opts, .json = json};
+    job.results = rc == 0 ? calloc(n, sizeof *job.results) : NULL;
+    if (rc == 0 && !job.results) rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    if (rc < 0) {
+        rlvr_sandbox_host_free(host);
+        rlvr_task_pool_free(pool);
+        return rlvr_cmd_fail("tasks check", rc);
+    }
+    pthread_mutex_init(&job.lock, NULL);
+    if (jobs > (int)n) jobs = (int)n;
+    pthread_t *threads = calloc((size_t)jobs, sizeof *threads);
+    int started = 0;
+    for (int j = 0; threads && j < jobs; j++)
+        if (pthread_create(&threads[j], NULL, check_worker, &job) == 0) started++;
+    if (started == 0) check_worker(&job);
+    for (int j = 0; j < started; j++) pthread_join(threads[j], NULL);
+    free(threads);
+    pthread_mutex_destroy(&job.lock);
+
+    size_t counts[4] = {0};
+    if (job.error == 0) {
+        for (size_t i = 0; i < n; i++) counts[job.results[i].status]++;
+        rc = rlvr_pool_manifest_write(manifest, pool, job.results, &opts);
+    }
+    uint64_t hash = 0;
+    if (job.error == 0 && rc == 0) rc = rlvr_task_pool_hash(pool, &hash);
+    for (size_t i = 0; i < n; i++) rlvr_task_check_result_clear(&job.results[i]);
+    free(job.results);
+    rlvr_sandbox_host_free(host);
+    rlvr_task_pool_free(pool);
+    if (job.error < 0) {
+        rlvr_error_set(job.error, "%s", job.error_text);
+        return rlvr_cmd_fail("tasks check", job.error);
+    }
+    if (rc < 0) return rlvr_cmd_fail("tasks check", rc);
+    if (json)
+        printf("{\"summary\": {\"tasks\": %zu, \"ok\": %zu, \"broken\": %zu, \"flaky\": %zu, \"infra\": %zu}, "
+               "\"manifest\": \"%s\", \"pool_hash\": \"%016llx\"}\n",
+               n, counts[0], counts[1], counts[2], counts[3], manifest, (unsigned long long)hash);
+    else
+        printf("checked %zu tasks: %zu ok, %zu broken, %zu flaky, %zu infra; manifest %s (pool hash %016llx)\n", n,
+               counts[0], counts[1], counts[2], counts[3], manifest, (unsigned long long)hash);
+    return counts[0] == n ? RLVR_EXIT_OK : RLVR_EXIT_FAILURE;
+}
+
+int rlvr_cmd_tasks(int argc, char **argv) {
+    if (argc >= 2 && strcmp(argv[1], "gen") == 0) return cmd_gen(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "list") == 0) return cmd_list(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "check") == 0) return cmd_check(argc, argv);
+    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0)) {
+        usage(stdout);
+        return RLVR_EXIT_OK;
+    }
+    usage(stderr);
+    return RLVR_EXIT_USAGE;
+}

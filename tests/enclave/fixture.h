@@ -1,0 +1,72 @@
+/* tests/enclave/fixture.h — small task repositories the enclave tests build
+ * for themselves: a git repository at a base commit, hidden tests that print
+ * TAP to $RLVR_RESULTS_FD in the order of $RLVR_TEST_ORDER, a reference
+ * patch and wrong patches made by editing a checkout and diffing it.
+ *
+ * Kinds:
+ *   FIXTURE_SH     a shell calculator (src/calc.sh) whose `mul` is wrong;
+ *                  hidden tests add sub mul mul_neg neg; no compiler needed.
+ *   FIXTURE_C      the same calculator in C (src/calc.c, src/main.c, a
+ *                  Makefile); the hidden test command builds it first.
+ *   FIXTURE_FLAKY  the shell calculator with two seeded tests:
+ *                  mul_seeded picks its inputs from RLVR_TEST_SEED so that a
+ *                  patch computing a+b instead of a*b passes it with
+ *                  probability 0.2; planted fails on any code with
+ *                  probability 0.1 (for the quarantine pass). */
+#ifndef RLVR_TESTS_ENCLAVE_FIXTURE_H
+#define RLVR_TESTS_ENCLAVE_FIXTURE_H
+
+#include "enclave/verify.h"
+
+#include <stddef.h>
+
+typedef enum { FIXTURE_SH, FIXTURE_C, FIXTURE_FLAKY } fixture_kind;
+
+typedef struct {
+    fixture_kind kind;
+    char *root;          /* temporary directory with everything below */
+    char *repo;          /* the repository's work tree */
+    char *hidden;        /* the hidden tests, laid out as in the tree */
+    char base[41];       /* base commit id */
+    char base_tree[41];  /* its tree id */
+    rlvr_verify_spec spec; /* ready to use (limits small, consensus 3) */
+} fixture;
+
+/* Creates a fixture under `parent` (NULL: $TMPDIR or /tmp). */
+int fixture_create(fixture *f, fixture_kind kind, const char *parent);
+void fixture_free(fixture *f);
+
+typedef enum {
+    EDIT_WRITE,   /* write `content` to `path` (creating directories) */
+    EDIT_APPEND,  /* append `content` */
+    EDIT_DELETE,  /* remove `path` */
+    EDIT_CHMOD,   /* chmod `path` to `mode` */
+    EDIT_SYMLINK, /* `path` becomes a link to `content` */
+    EDIT_BINARY,  /* write `size` bytes of `content` (may contain NUL) */
+    EDIT_RENAME,  /* rename `path` to `content` */
+} fixture_edit_kind;
+
+typedef struct {
+    fixture_edit_kind kind;
+    const char *path;
+    const char *content;
+    unsigned mode;
+    size_t size;
+} fixture_edit;
+
+/* Applies the edits to a fresh checkout of the base commit and returns the
+ * extracted patch (caller frees). */
+int fixture_patch(const fixture *f, const fixture_edit *edits, size_t n_edits, char **patch, size_t *len);
+
+/* The reference solution and a few wrong ones, as edits. */
+extern const fixture_edit fixture_reference_sh[];   /* 1 edit */
+extern const fixture_edit fixture_reference_c[];    /* 1 edit */
+/* `mul` source lines for the shell calculator: correct, and plausible wrong ones */
+#define FIXTURE_SH_MUL_LINE(expr) "  mul) echo $((" expr ")) ;;\n"
+/* The whole src/calc.sh with `mul` computing `expr`. */
+int fixture_sh_calc(char *buf, size_t cap, const char *mul_expr);
+
+/* Runs a patch through rlvr_verify_patch and returns the verdict. */
+rlvr_enclave_verdict fixture_verify(rlvr_verify_task *task, const char *patch, size_t len, uint64_t seed);
+
+#endif

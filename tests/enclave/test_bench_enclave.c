@@ -1,0 +1,61 @@
+/* tests/enclave/test_bench_enclave.c — `rlvr bench enclave --quick --json`
+ * runs and prints the documented fields with sane values (no speed
+ * thresholds: the machine is shared). argv[1] is the rlvr binary. */
+#include "test.h"
+
+#include <stdio.h>
+
+/* The number after "\"key\":" in `line`, or NAN. */
+static double field(const char *line, const char *key) {
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    const char *p = strstr(line, pat);
+    return p ? strtod(p + strlen(pat), NULL) : NAN;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_bench_enclave RLVR_BINARY\n");
+        return 2;
+    }
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "%s bench enclave --quick --json", argv[1]);
+    FILE *p = popen(cmd, "r");
+    CHECK(p != NULL);
+    if (!p) return test_summary("test_bench_enclave");
+    char line[4096];
+    int verify = 0, throughput = 0, host = 0, other = 0;
+    const char *configs[] = {"overlay_pooled", "overlay_fresh", "overlay_big", "copy_big"};
+    int seen[4] = {0};
+    while (fgets(line, sizeof line, p)) {
+        CHECK_MSG(line[0] == '{' && strstr(line, "\"bench\":\"enclave\""), "not a JSON line: %s", line);
+        CHECK(strstr(line, "\"quick\":true") != NULL);
+        if (strstr(line, "\"case\":\"verify\"")) {
+            verify++;
+            for (int i = 0; i < 4; i++) {
+                char c[64];
+                snprintf(c, sizeof c, "\"config\":\"%s\"", configs[i]);
+                if (strstr(line, c)) seen[i]++;
+            }
+            double med = field(line, "median_ms"), p99 = field(line, "p99_ms"), ceil = field(line, "ceiling_ms");
+            CHECK_MSG(med > 0 && p99 >= med && ceil > 0, "bad latency line: %s", line);
+            CHECK_NEAR(field(line, "ratio"), med / ceil, 0.01 * med / ceil + 1e-3);
+            CHECK(field(line, "samples") >= 5 && field(line, "repo_mb") >= 0);
+        } else if (strstr(line, "\"case\":\"throughput\"")) {
+            throughput++;
+            double n = field(line, "verifications"), s = field(line, "seconds"), per_s = field(line, "per_s");
+            CHECK_MSG(n > 0 && s > 0 && field(line, "workers") >= 1, "bad throughput line: %s", line);
+            CHECK_NEAR(per_s, n / s, 0.01 * per_s + 1e-3);
+            CHECK(field(line, "ceiling_per_s") > 0 && field(line, "copy_vs_overlay") > 0);
+        } else if (strstr(line, "\"case\":\"host\"")) {
+            host++;
+        } else {
+            other++;
+        }
+    }
+    int status = pclose(p);
+    CHECK_MSG(status == 0, "rlvr bench enclave exited with %d", status);
+    CHECK(verify == 4 && throughput == 1 && host == 1 && other == 0);
+    for (int i = 0; i < 4; i++) CHECK_MSG(seen[i] == 1, "config %s seen %d times", configs[i], seen[i]);
+    return test_summary("test_bench_enclave");
+}

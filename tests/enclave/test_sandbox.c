@@ -1,0 +1,550 @@
+/* tests/enclave/test_sandbox.c — the sandbox: isolation, copy-on-write,
+ * limits, seccomp, cleanup. Runs as root (ctest) and, with --unprivileged,
+ * under setpriv as uid 65534; with --expect-refusal inside a user namespace
+ * whose user.max_user_namespaces is 0. Every scenario runs twice: with
+ * overlayfs snapshots and with copied snapshots. */
+#include "test.h"
+
+#include "core/log.h"
+#include "core/sys.h"
+#include "enclave/fsutil.h"
+#include "enclave/sandbox.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <linux/sched.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static rlvr_sandbox_host *host;
+
+static int count_fds(void) {
+    int n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    while (d && (e = readdir(d))) n += e->d_name[0] != '.';
+    if (d) closedir(d);
+    return n - 1;
+}
+
+/* Processes on the host whose parent is us (zombies included). */
+static int count_children(void) {
+    int n = 0;
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        char path[300], buf[512];
+        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        int fd = open(path, O_RDONLY);
+        if (fd < 0) continue;
+        ssize_t k = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (k <= 0) continue;
+        buf[k] = 0;
+        char *p = strrchr(buf, ')');
+        int ppid = 0;
+        if (p && sscanf(p + 1, " %*c %d", &ppid) == 1 && ppid == getpid()) n++;
+    }
+    if (d) closedir(d);
+    return n;
+}
+
+/* Runs `sh -c script` and returns the result (checked to have run). */
+static rlvr_sandbox_result sh(rlvr_sandbox *sb, const char *script, double wall_s) {
+    const char *argv[] = {"/bin/sh", "-c", script, NULL};
+    rlvr_sandbox_cmd cmd = {.version = RLVR_SANDBOX_CMD_VERSION, .argv = argv, .wall_s = wall_s, .results_fd = true};
+    rlvr_sandbox_result res;
+    int rc = rlvr_sandbox_exec(sb, &cmd, &res);
+    CHECK_MSG(rc == 0, "exec failed: %s", rlvr_error_last());
+    if (rc != 0) memset(&res, 0, sizeof res), res.exit_code = -99;
+    return res;
+}
+
+static rlvr_snapshot *make_tree(void) {
+    rlvr_snapshot *snap = NULL;
+    CHECK_OK(rlvr_snapshot_new(&snap, host));
+    char path[4096];
+    const char *root = rlvr_snapshot_path(snap);
+    snprintf(path, sizeof path, "%s/src", root);
+    CHECK_OK(rlvr_fs_mkdirs(path, 0755));
+    snprintf(path, sizeof path, "%s/tests", root);
+    CHECK_OK(rlvr_fs_mkdirs(path, 0755));
+    snprintf(path, sizeof path, "%s/src/a.txt", root);
+    CHECK_OK(rlvr_fs_write_file(path, "pristine\n", 9));
+    snprintf(path, sizeof path, "%s/tests/t.sh", root);
+    CHECK_OK(rlvr_fs_write_file(path, "echo test\n", 10));
+    snprintf(path, sizeof path, "%s/hog.c", root);
+    const char *hog =
+        "#include <stdlib.h>\n#include <string.h>\n#include <unistd.h>\n#include <sys/wait.h>\n"
+        "int main(int c, char **v) {\n"
+        "  if (!strcmp(v[1], \"mem\")) { long mb = atol(v[2]); for (long i = 0; i < mb; i++) {\n"
+        "      char *p = malloc(1 << 20); if (!p) return 3; memset(p, 1, 1 << 20); } return 0; }\n"
+        "  if (!strcmp(v[1], \"forkmem\")) { int k = atoi(v[2]); long mb = atol(v[3]);\n"
+        "    for (int j = 0; j < k; j++) if (fork() == 0) { for (long i = 0; i < mb; i++) {\n"
+        "      char *p = malloc(1 << 20); if (!p) _exit(3); memset(p, 1, 1 << 20); } pause(); }\n"
+        "    while (wait(NULL) > 0) {} return 0; }\n"
+        "  if (!strcmp(v[1], \"forkbomb\")) { for (;;) { if (fork() == 0) pause(); } }\n"
+        "  return 2; }\n";
+    CHECK_OK(rlvr_fs_write_file(path, hog, strlen(hog)));
+    CHECK_OK(rlvr_snapshot_seal(snap));
+    return snap;
+}
+
+static rlvr_sandbox *make_sandbox(rlvr_snapshot *snap, const rlvr_sandbox_limits *limits, const char *private_dir) {
+    static const char *const readonly[] = {"tests", NULL};
+    rlvr_sandbox_options opt = {.version = RLVR_SANDBOX_OPTIONS_VERSION, .kind = RLVR_SANDBOX_WORKSPACE,
+                                .tree = snap, .readonly = readonly, .private_dir = private_dir};
+    if (limits) opt.limits = *limits;
+    else rlvr_sandbox_limits_default(&opt.limits);
+    rlvr_sandbox *sb = NULL;
+    CHECK_OK(rlvr_sandbox_new(&sb, host, &opt));
+    return sb;
+}
+
+/* ---- isolation ---------------------------------------------------------------- */
+
+static void test_identity(rlvr_sandbox *sb) {
+    rlvr_sandbox_result r = sh(sb,
+                               "id -u; hostname; grep -E '^(CapEff|CapBnd|NoNewPrivs|Seccomp):' /proc/self/status; "
+                               "ls /proc | grep -c '^[0-9]'; test -e /root || echo no-root; test -e /home || echo no-home; "
+                               "test -e /etc/shadow || echo no-shadow; cat /etc/passwd | head -1; echo \"$PATH|$HOME|$LD_PRELOAD\"",
+                               10);
+    CHECK_MSG(r.exit_code == 0, "exit %d: %s", r.exit_code, r.out);
+    CHECK(strstr(r.out, "1000\nworkspace\n") == r.out);
+    CHECK(strstr(r.out, "CapEff:\t0000000000000000"));
+    CHECK(strstr(r.out, "CapBnd:\t0000000000000000"));
+    CHECK(strstr(r.out, "NoNewPrivs:\t1"));
+    CHECK(strstr(r.out, "Seccomp:\t2"));
+    /* sh, ls and grep at most, plus our init: nothing of the host */
+    CHECK(strstr(r.out, "\n4\n") || strstr(r.out, "\n3\n") || strstr(r.out, "\n2\n"));
+    CHECK(strstr(r.out, "no-root\nno-home\nno-shadow\nsandbox:x:1000"));
+    CHECK(strstr(r.out, "/usr/local/bin:/usr/bin:/bin|/tmp|\n"));
+    CHECK(r.limit == RLVR_LIMIT_NONE);
+    rlvr_sandbox_result_free(&r);
+}
+
+static void test_tree(rlvr_sandbox *sb, rlvr_snapshot *snap) {
+    uint64_t before, after;
+    CHECK_OK(rlvr_fs_hash_tree(rlvr_snapshot_path(snap), &before));
+    rlvr_sandbox_result r = sh(sb, "cat src/a.txt && echo changed > src/a.txt && echo new > src/b.txt && rm hog.c.none 2>/dev/null; "
+                                   "echo x > tests/t.sh && echo WROTE-TESTS; touch tests/new && echo ADDED-TEST; "
+                                   "mv tests tests2 && echo MOVED-TESTS; echo y > /usr/evil && echo WROTE-USR; "
+                                   "echo z > /evil && echo WROTE-ROOT; echo done",
+                               10);
+    CHECK(strstr(r.out, "pristine\n") == r.out);
+    CHECK(!strstr(r.out, "WROTE-TESTS") && !strstr(r.out, "ADDED-TEST") && !strstr(r.out, "MOVED-TESTS"));
+    CHECK(!strstr(r.out, "WROTE-USR") && !strstr(r.out, "WROTE-ROOT"));
+    CHECK(strstr(r.out, "done\n"));
+    rlvr_sandbox_result_free(&r);
+    /* writes persist between runs of one sandbox */
+    r = sh(sb, "cat src/a.txt src/b.txt tests/t.sh", 10);
+    CHECK_MSG(strcmp(r.out, "changed\nnew\necho test\n") == 0, "got: %s", r.out);
+    rlvr_sandbox_result_free(&r);
+    /* and never reach the snapshot */
+    CHECK_OK(rlvr_fs_hash_tree(rlvr_snapshot_path(snap), &after));
+    CHECK(before == after);
+}
+
+/* In an enclave a process of a run cannot write into another's memory (the
+ * test harness's) through /proc/PID/mem; files are writable only under
+ * /work, /tmp, /dev. Pipes are not files to Landlock: reopening them through
+ * /proc (/dev/stdout) works, in enclaves and workspaces alike. */
+static void test_landlock(rlvr_sandbox *workspace, rlvr_snapshot *snap) {
+    const char *script = "sleep 5 & p=$!; (exec 9>/proc/$p/mem) 2>/dev/null && echo MEMOPEN; "
+                         "(exec 9>/proc/$$/mem) 2>/dev/null && echo MEMOPEN2; kill $p; "
+                         "echo to-stderr > /dev/stderr; echo ok > /tmp/w && echo ok > src/w && echo ok > /dev/null && "
+                         "echo WRITES";
+    rlvr_sandbox_options opt = {.version = RLVR_SANDBOX_OPTIONS_VERSION, .kind = RLVR_SANDBOX_ENCLAVE, .tree = snap};
+    rlvr_sandbox_limits_default(&opt.limits);
+    rlvr_sandbox *enclave = NULL;
+    CHECK_OK(rlvr_sandbox_new(&enclave, host, &opt));
+    if (!enclave) return;
+    rlvr_sandbox_result r = sh(enclave, script, 10);
+    if (rlvr_sandbox_host_landlock(host)) CHECK_MSG(strcmp(r.out, "to-stderr\nWRITES\n") == 0, "got: %s", r.out);
+    else CHECK(strstr(r.out, "to-stderr\nWRITES\n") != NULL);
+    rlvr_sandbox_result_free(&r);
+    rlvr_sandbox_free(enclave);
+    r = sh(workspace, "echo to-stderr > /dev/stderr; echo to-stdout > /dev/stdout", 10);
+    CHECK_MSG(strcmp(r.out, "to-stderr\nto-stdout\n") == 0, "workspace: %s", r.out);
+    rlvr_sandbox_result_free(&r);
+}
+
+static void test_tmp_private(rlvr_sandbox *sb) {
+    rlvr_sandbox_result r = sh(sb, "ls -A /tmp | wc -l; echo secret > /tmp/x; cat /tmp/x", 10);
+    CHECK(strcmp(r.out, "0\nsecret\n") == 0);
+    rlvr_sandbox_result_free(&r);
+    r = sh(sb, "ls -A /tmp | wc -l", 10);
+    CHECK_MSG(strcmp(r.out, "0\n") == 0, "a run saw the previous run's /tmp: %s", r.out);
+    rlvr_sandbox_result_free(&r);
+}
+
+static int private_fn(void *arg) {
+    (void)arg;
+    int ok = access("/.rlvr/private/key", R_OK) == 0;
+    printf("%s", ok ? "visible" : "hidden"); /* stdio works; the runtime's buffered output does not leak in */
+    return 0;
+}
+
+static void test_private(rlvr_sandbox *sb) {
+    rlvr_sandbox_result r = sh(sb, "cat /.rlvr/private/key 2>/dev/null || echo hidden", 10);
+    CHECK_MSG(strcmp(r.out, "hidden\n") == 0, "a command saw the private dir: %s", r.out);
+    rlvr_sandbox_result_free(&r);
+    CHECK_OK(rlvr_sandbox_call(sb, private_fn, NULL, 10, 100, &r));
+    CHECK(strcmp(r.out, "visible") == 0);
+    rlvr_sandbox_result_free(&r);
+}
+
+/* ---- network -------------------------------------------------------------------- */
+
+typedef struct {
+    uint16_t port;
+    char other[64]; /* a non-loopback address of this machine, or "" */
+} net_arg;
+
+static int try_connect(const char *ip, uint16_t port) {
+    int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (s < 0) return -1;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+    inet_pton(AF_INET, ip, &a.sin_addr);
+    int rc = connect(s, (struct sockaddr *)&a, sizeof a);
+    close(s);
+    return rc;
+}
+
+static int net_fn(void *p) {
+    const net_arg *a = p;
+    int bad = 0;
+    if (try_connect("127.0.0.1", a->port) == 0) bad |= 1;
+    if (a->other[0] && try_connect(a->other, a->port) == 0) bad |= 2;
+    if (try_connect("8.8.8.8", 53) == 0) bad |= 4;
+    return bad;
+}
+
+static void test_network(rlvr_sandbox *sb) {
+    int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY)};
+    CHECK(bind(l, (struct sockaddr *)&a, sizeof a) == 0);
+    CHECK(listen(l, 4) == 0);
+    socklen_t len = sizeof a;
+    getsockname(l, (struct sockaddr *)&a, &len);
+    net_arg arg = {.port = ntohs(a.sin_port)};
+    struct ifaddrs *ifs = NULL;
+    if (getifaddrs(&ifs) == 0) {
+        for (struct ifaddrs *i = ifs; i; i = i->ifa_next)
+            if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && strcmp(i->ifa_name, "lo") != 0) {
+                inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, arg.other, sizeof arg.other);
+                break;
+            }
+        freeifaddrs(ifs);
+    }
+    CHECK(try_connect("127.0.0.1", arg.port) == 0); /* the listener works from outside */
+    int c = accept(l, NULL, NULL);
+    if (c >= 0) close(c);
+    rlvr_sandbox_result r;
+    CHECK_OK(rlvr_sandbox_call(sb, net_fn, &arg, 20, 100, &r));
+    CHECK_MSG(r.exit_code == 0, "connections that should fail succeeded: mask %d", r.exit_code);
+    rlvr_sandbox_result_free(&r);
+    c = accept(l, NULL, NULL);
+    CHECK_MSG(c < 0 && (errno == EAGAIN || errno == EWOULDBLOCK), "the host listener saw a connection from a sandbox");
+    if (c >= 0) close(c);
+    close(l);
+    r = sh(sb, "cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '", 10);
+    CHECK_MSG(strcmp(r.out, "lo\n") == 0, "interfaces: %s", r.out);
+    rlvr_sandbox_result_free(&r);
+}
+
+/* ---- seccomp ----------------------------------------------------------------------- */
+
+static int syscalls_fn(void *arg) {
+    (void)arg;
+    int allowed = 0;
+    if (ptrace(PTRACE_TRACEME, 0, 0, 0) == 0) allowed |= 1 << 0;
+    if (unshare(CLONE_NEWUSER) == 0) allowed |= 1 << 1;
+    if (syscall(SYS_bpf, 0, NULL, 0) != -1 || errno != EPERM) allowed |= 1 << 2;
+    if (syscall(SYS_perf_event_open, NULL, 0, -1, -1, 0) != -1 || errno != EPERM) allowed |= 1 << 3;
+    if (syscall(SYS_keyctl, 0, 0, 0, 0, 0) != -1 || errno != EPERM) allowed |= 1 << 4;
+    if (syscall(SYS_add_key, "user", "x", "y", 1, 0) != -1 || errno != EPERM) allowed |= 1 << 5;
+    if (syscall(SYS_userfaultfd, 0) != -1 || errno != EPERM) allowed |= 1 << 6;
+    if (syscall(SYS_io_uring_setup, 1, NULL) != -1 || errno != EPERM) allowed |= 1 << 7;
+    if (syscall(SYS_mount, "none", "/tmp", "tmpfs", 0, NULL) != -1 || errno != EPERM) allowed |= 1 << 8;
+    if (syscall(SYS_setns, 0, 0) != -1 || errno != EPERM) allowed |= 1 << 9;
+    if (syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0) != -1 || errno != EPERM) allowed |= 1 << 10;
+    if (syscall(SYS_clone3, NULL, 0) != -1 || errno != ENOSYS) allowed |= 1 << 11;
+    if (syscall(SYS_chroot, "/tmp") != -1 || errno != EPERM) allowed |= 1 << 12;
+    return allowed ? 1 + (allowed & 0x3f) + ((allowed >> 6) ? 64 : 0) : 0;
+}
+
+static void test_seccomp(rlvr_sandbox *sb) {
+    rlvr_sandbox_result r;
+    CHECK_OK(rlvr_sandbox_call(sb, syscalls_fn, NULL, 10, 100, &r));
+    CHECK_MSG(r.exit_code == 0, "a denied system call went through (code %d)", r.exit_code);
+    rlvr_sandbox_result_free(&r);
+    r = sh(sb, "unshare -U true 2>/dev/null && echo UNSHARED; unshare -rm true 2>/dev/null && echo UNSHARED2; echo end", 10);
+    CHECK_MSG(strcmp(r.out, "end\n") == 0, "got %s", r.out);
+    rlvr_sandbox_result_free(&r);
+}
+
+/* ---- limits ----------------------------------------------------------------------- */
+
+static void test_wall_and_survivors(rlvr_sandbox *sb) {
+    double t0 = rlvr_now();
+    rlvr_sandbox_result r = sh(sb, "sleep 30", 0.4);
+    CHECK(r.limit == RLVR_LIMIT_WALL);
+    CHECK(r.exit_code == -1 && r.signal == SIGKILL);
+    CHECK_MSG(rlvr_now() - t0 < 5.0, "the timeout took %.2f s", rlvr_now() - t0);
+    rlvr_sandbox_result_free(&r);
+    /* a background process cannot outlive its run: it neither finishes the
+     * write nor keeps the pipe open */
+    t0 = rlvr_now();
+    r = sh(sb, "(sleep 2; echo late > late.txt; echo late) & setsid sh -c 'sleep 3; echo late2 > late2.txt' & echo early", 10);
+    CHECK(strcmp(r.out, "early\n") == 0);
+    CHECK(r.limit == RLVR_LIMIT_NONE && r.exit_code == 0);
+    CHECK_MSG(rlvr_now() - t0 < 1.8, "the run waited for its background processes (%.2f s)", rlvr_now() - t0);
+    rlvr_sandbox_result_free(&r);
+    sleep(3);
+    r = sh(sb, "ls late.txt late2.txt 2>/dev/null | wc -l", 10);
+    CHECK_MSG(strcmp(r.out, "0\n") == 0, "a background process survived its run: %s", r.out);
+    rlvr_sandbox_result_free(&r);
+    CHECK_MSG(count_children() == 1, "%d children; only the sandbox's holder should be left", count_children());
+}
+
+static void test_limits(rlvr_snapshot *snap) {
+    rlvr_sandbox_limits l;
+    rlvr_sandbox_limits_default(&l);
+    l.wall_s = 20;
+    l.cpu_s = 5;
+    l.memory_bytes = 96 << 20;
+    l.processes = 12;
+    l.file_bytes = 1 << 20;
+    l.output_bytes = 64 << 10;
+    l.tmp_bytes = 1 << 20;
+    l.disk_bytes = 8 << 20;
+    rlvr_sandbox *sb = make_sandbox(snap, &l, NULL);
+    if (!sb) return;
+    rlvr_sandbox_result r = sh(sb, "cc -O0 -o hog hog.c && echo built", 60);
+    CHECK_MSG(strcmp(r.out, "built\n") == 0, "building the helper: %s", r.out);
+    rlvr_sandbox_result_free(&r);
+
+
+    r = sh(sb, "exec ./hog mem 400", 0);
+    CHECK_MSG(r.limit == RLVR_LIMIT_MEMORY, "memory bomb: limit %s exit %d rss %lld", rlvr_sandbox_limit_name(r.limit),
+              r.exit_code, (long long)r.max_rss_bytes);
+    CHECK(r.exit_code != 0);
+    rlvr_sandbox_result_free(&r);
+
+    r = sh(sb, "exec ./hog forkmem 4 40", 0);
+    CHECK_MSG(r.limit == RLVR_LIMIT_MEMORY, "memory bomb in 4 processes: limit %s", rlvr_sandbox_limit_name(r.limit));
+    rlvr_sandbox_result_free(&r);
+
+    r = sh(sb, "exec ./hog forkbomb", 0);
+    CHECK_MSG(r.limit == RLVR_LIMIT_PROCESSES, "fork bomb: limit %s procs %d", rlvr_sandbox_limit_name(r.limit),
+              r.max_processes);
+    CHECK(r.max_processes <= l.processes);
+    rlvr_sandbox_result_free(&r);
+
+    r = sh(sb, "exec head -c 5000000 /dev/zero > big", 0);
+    CHECK_MSG(r.limit == RLVR_LIMIT_FILE_SIZE, "big file: limit %s", rlvr_sandbox_limit_name(r.limit));
+    CHECK(r.signal == SIGXFSZ);
+    rlvr_sandbox_result_free(&r);
+    r = sh(sb, "rm -f big; stat -c %s big 2>/dev/null; echo ok", 0);
+    rlvr_sandbox_result_free(&r);
+
+    r = sh(sb, "i=0; while [ $i -lt 20 ]; do head -c 1000000 /dev/zero > fill$i 2>/dev/null; i=$((i+1)); done; echo tried", 0);
+    CHECK_MSG(r.limit == RLVR_LIMIT_DISK, "filling /work: limit %s", rlvr_sandbox_limit_name(r.limit));
+    rlvr_sandbox_result_free(&r);
+    r = sh(sb, "rm -f fill*; head -c 3000000 /dev/zero > /tmp/f 2>/dev/null; echo tried", 0);
+    CHECK_MSG(r.limit == RLVR_LIMIT_DISK, "filling /tmp: limit %s", rlvr_sandbox_limit_name(r.limit));
+    rlvr_sandbox_result_free(&r);
+
+    r = sh(sb, "yes flood", 0);
+    CHECK(r.limit == RLVR_LIMIT_OUTPUT);
+    CHECK(r.out_truncated && r.out_len == (size_t)l.output_bytes);
+    rlvr_sandbox_result_free(&r);
+
+    /* a command that does not exist is the command's failure, not ours */
+    const char *argv[] = {"no-such-command", NULL};
+    rlvr_sandbox_cmd cmd = {.version = RLVR_SANDBOX_CMD_VERSION, .argv = argv};
+    CHECK_OK(rlvr_sandbox_exec(sb, &cmd, &r));
+    CHECK(r.exit_code == 127 && strstr(r.out, "cannot run no-such-command"));
+    rlvr_sandbox_result_free(&r);
+    rlvr_sandbox_free(sb);
+
+    l.cpu_s = 0.5;
+    sb = make_sandbox(snap, &l, NULL);
+    if (!sb) return;
+    double t0 = rlvr_now();
+    r = sh(sb, "while :; do :; done", 0);
+    CHECK_MSG(r.limit == RLVR_LIMIT_CPU, "busy loop: limit %s", rlvr_sandbox_limit_name(r.limit));
+    CHECK(r.exit_code != 0 && r.cpu_s >= 0.5 && rlvr_now() - t0 < 15);
+    rlvr_sandbox_result_free(&r);
+    rlvr_sandbox_free(sb);
+}
+
+/* Pooled restore: a reset sandbox has none of the previous runs' writes,
+ * and no run sees another run's System V IPC objects. */
+static void test_reset(rlvr_sandbox *sb, rlvr_snapshot *snap) {
+    rlvr_sandbox_result r = sh(sb, "echo dirty > src/a.txt; echo new > planted.txt; rm -f hog.c; "
+                                   "ipcmk -M 4096 >/dev/null 2>&1 && echo SHM", 10);
+    CHECK(strcmp(r.out, "SHM\n") == 0);
+    rlvr_sandbox_result_free(&r);
+    r = sh(sb, "cat src/a.txt; ipcs -m | grep -c '^0x'", 10);
+    CHECK_MSG(strcmp(r.out, "dirty\n0\n") == 0, "before reset: %s", r.out);
+    rlvr_sandbox_result_free(&r);
+    CHECK_OK(rlvr_sandbox_reset(sb));
+    r = sh(sb, "cat src/a.txt; ls planted.txt 2>/dev/null; ls hog.c; ls -A /tmp | wc -l", 10);
+    CHECK_MSG(strcmp(r.out, "pristine\nhog.c\n0\n") == 0, "after reset: %s", r.out);
+    rlvr_sandbox_result_free(&r);
+    /* read-only paths are read-only again after a reset */
+    r = sh(sb, "(echo x > tests/t.sh) 2>/dev/null && echo WROTE; cat tests/t.sh", 10);
+    CHECK_MSG(strcmp(r.out, "echo test\n") == 0, "after reset: %s", r.out);
+    rlvr_sandbox_result_free(&r);
+    uint64_t h1, h2;
+    CHECK_OK(rlvr_fs_hash_tree(rlvr_snapshot_path(snap), &h1));
+    for (int i = 0; i < 3; i++) CHECK_OK(rlvr_sandbox_reset(sb));
+    CHECK_OK(rlvr_fs_hash_tree(rlvr_snapshot_path(snap), &h2));
+    CHECK(h1 == h2);
+}
+
+/* Threads share a host; each uses its own sandbox. A sandbox outlives the
+ * thread that created it. */
+typedef struct {
+    rlvr_snapshot *snap;
+    rlvr_sandbox *made;
+    int ok;
+} thread_arg;
+
+static void *thread_main(void *p) {
+    thread_arg *a = p;
+    rlvr_sandbox_options opt = {.version = RLVR_SANDBOX_OPTIONS_VERSION, .kind = RLVR_SANDBOX_ENCLAVE, .tree = a->snap};
+    rlvr_sandbox_limits_default(&opt.limits);
+    if (rlvr_sandbox_new(&a->made, host, &opt) != 0) return NULL;
+    for (int i = 0; i < 4; i++) {
+        char script[64];
+        snprintf(script, sizeof script, "echo %d > src/n; cat src/n", i);
+        const char *argv[] = {"/bin/sh", "-c", script, NULL};
+        rlvr_sandbox_cmd cmd = {.version = RLVR_SANDBOX_CMD_VERSION, .argv = argv};
+        rlvr_sandbox_result r;
+        if (rlvr_sandbox_exec(a->made, &cmd, &r) != 0) return NULL;
+        char want[16];
+        snprintf(want, sizeof want, "%d\n", i);
+        a->ok += strcmp(r.out, want) == 0;
+        rlvr_sandbox_result_free(&r);
+    }
+    return NULL;
+}
+
+static void test_threads(rlvr_snapshot *snap) {
+    pthread_t t[2];
+    thread_arg a[2] = {{snap, NULL, 0}, {snap, NULL, 0}};
+    for (int i = 0; i < 2; i++) CHECK(pthread_create(&t[i], NULL, thread_main, &a[i]) == 0);
+    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    for (int i = 0; i < 2; i++) {
+        CHECK_MSG(a[i].ok == 4, "thread %d: %d of 4 runs right", i, a[i].ok);
+        if (!a[i].made) continue;
+        /* the creating thread is gone; the sandbox still works */
+        rlvr_sandbox_result r = sh(a[i].made, "cat src/n", 10);
+        CHECK(strcmp(r.out, "3\n") == 0);
+        rlvr_sandbox_result_free(&r);
+        rlvr_sandbox_free(a[i].made);
+    }
+}
+
+static int prepare_fail(void *arg) { return *(int *)arg; }
+
+static void test_prepare(rlvr_sandbox *sb) {
+    int code = 7;
+    const char *argv[] = {"/bin/sh", "-c", "echo RAN", NULL};
+    rlvr_sandbox_cmd cmd = {.version = RLVR_SANDBOX_CMD_VERSION, .argv = argv, .prepare = prepare_fail, .prepare_arg = &code};
+    rlvr_sandbox_result r;
+    CHECK_OK(rlvr_sandbox_exec(sb, &cmd, &r));
+    CHECK(r.prepare_status == 7 && !strstr(r.out, "RAN"));
+    rlvr_sandbox_result_free(&r);
+    code = 0;
+    CHECK_OK(rlvr_sandbox_exec(sb, &cmd, &r));
+    CHECK(r.prepare_status == 0 && strcmp(r.out, "RAN\n") == 0);
+    rlvr_sandbox_result_free(&r);
+}
+
+static void scenario(bool overlay) {
+    rlvr_sandbox_host_options opt = RLVR_SANDBOX_HOST_OPTIONS_INIT;
+    opt.overlay = overlay;
+    int rc = rlvr_sandbox_host_new(&host, &opt);
+    CHECK_MSG(rc == 0, "host: %s", rlvr_error_last());
+    if (rc) return;
+    CHECK(rlvr_sandbox_host_overlay(host) == overlay);
+    CHECK(rlvr_sandbox_host_privileged(host) == (geteuid() == 0));
+    printf("sandbox host: %s\n", rlvr_sandbox_host_describe(host));
+    int fds = count_fds();
+
+    char private_dir[4096];
+    snprintf(private_dir, sizeof private_dir, "%s/private-XXXXXX", rlvr_sandbox_host_scratch(host));
+    CHECK(mkdtemp(private_dir) != NULL);
+    chmod(private_dir, 0755);
+    char key[4200];
+    snprintf(key, sizeof key, "%s/key", private_dir);
+    CHECK_OK(rlvr_fs_write_file(key, "k", 1));
+
+    rlvr_snapshot *snap = make_tree();
+    rlvr_sandbox *sb = make_sandbox(snap, NULL, private_dir);
+    if (sb) {
+        test_identity(sb);
+        test_tree(sb, snap);
+        test_tmp_private(sb);
+        test_landlock(sb, snap);
+        test_private(sb);
+        test_network(sb);
+        test_seccomp(sb);
+        test_wall_and_survivors(sb);
+        test_prepare(sb);
+        test_reset(sb, snap);
+        rlvr_sandbox_free(sb);
+    }
+    if (overlay) test_limits(snap);
+    test_threads(snap);
+    rlvr_snapshot_free(snap);
+    rlvr_fs_remove_tree(private_dir);
+    CHECK(count_children() == 0);
+    CHECK_MSG(count_fds() == fds, "descriptors leaked: %d before, %d after", fds, count_fds());
+    /* nothing is left in the scratch directory but what we made */
+    DIR *d = opendir(rlvr_sandbox_host_scratch(host));
+    int left = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d))) left += e->d_name[0] != '.';
+    if (d) closedir(d);
+    CHECK_MSG(left == 0, "%d entries left in the scratch directory", left);
+    char scratch[4096];
+    snprintf(scratch, sizeof scratch, "%s", rlvr_sandbox_host_scratch(host));
+    rlvr_sandbox_host_free(host);
+    host = NULL;
+    CHECK(access(scratch, F_OK) != 0);
+}
+
+int main(int argc, char **argv) {
+    rlvr_log_init_from_env();
+    bool refusal = argc > 1 && strcmp(argv[1], "--expect-refusal") == 0;
+    bool unprivileged = argc > 1 && strcmp(argv[argc - 1], "--unprivileged") == 0;
+    if (refusal) {
+        rlvr_sandbox_host *h = NULL;
+        int rc = rlvr_sandbox_host_new(&h, NULL);
+        CHECK(rc == RLVR_EUNSUPPORTED && h == NULL);
+        CHECK_MSG(strstr(rlvr_error_last(), "user.max_user_namespaces"), "message: %s", rlvr_error_last());
+        printf("refusal: %s\n", rlvr_error_last());
+        return test_summary("test_sandbox --expect-refusal");
+    }
+    if (unprivileged) CHECK(geteuid() != 0);
+    scenario(true);
+    scenario(false);
+    return test_summary(unprivileged ? "test_sandbox --unprivileged" : "test_sandbox");
+}

@@ -1,0 +1,306 @@
+/* tests/enclave/test_verify.c — the verification path end to end:
+ * distinguishability on the fixtures, rejected and unappliable patches, a
+ * timeout, partial credit, an order-dependent patch under consensus, the
+ * quarantine pass, and a whole rollout through a workspace. */
+#include "test.h"
+
+#include "fixture.h"
+
+#include "core/log.h"
+#include "enclave/fsutil.h"
+#include "enclave/reason.h"
+#include "enclave/verify.h"
+#include "enclave/workspace.h"
+
+#include <limits.h>
+#include <unistd.h>
+
+static rlvr_sandbox_host *host;
+
+static char *sh_patch(fixture *f, const char *calc_text, size_t *len) {
+    fixture_edit e = {EDIT_WRITE, "src/calc.sh", calc_text, 0, 0};
+    char *patch = NULL;
+    CHECK_OK(fixture_patch(f, &e, 1, &patch, len));
+    return patch;
+}
+
+static char *mul_patch(fixture *f, const char *mul_expr, size_t *len) {
+    char calc[2048];
+    CHECK(fixture_sh_calc(calc, sizeof calc, mul_expr) == 0);
+    return sh_patch(f, calc, len);
+}
+
+#define EXPECT(v, verdict_, reason_)                                                                     \
+    CHECK_MSG((v).verdict == (verdict_) && (v).reason == (reason_), "verdict %s reason %s, expected %s %s", \
+              rlvr_verdict_name((v).verdict), rlvr_reason_name((v).reason), rlvr_verdict_name(verdict_),   \
+              rlvr_reason_name(reason_))
+
+static void test_distinguishability_sh(void) {
+    fixture f;
+    int rc = fixture_create(&f, FIXTURE_SH, NULL);
+    CHECK_MSG(rc == 0, "fixture: %s", rlvr_error_last());
+    if (rc) return;
+    rlvr_verify_task *task = NULL;
+    CHECK_OK(rlvr_verify_task_new(&task, host, &f.spec));
+    if (!task) {
+        fixture_free(&f);
+        return;
+    }
+    uint64_t snap_hash_before = 0, snap_hash_after = 0, repo_before = 0, repo_after = 0;
+    CHECK_OK(rlvr_fs_hash_tree(f.root, &repo_before));
+
+    /* the untouched repository fails */
+    rlvr_enclave_verdict v = fixture_verify(task, "", 0, 1);
+    EXPECT(v, RLVR_VERDICT_FAIL, RLVR_REASON_TESTS_FAILED);
+    CHECK(v.runs == 1);
+    CHECK_NEAR(v.partial, 3.0 / 5.0, 1e-6);
+
+    /* the reference passes, in three enclaves */
+    size_t len;
+    char *ref = NULL;
+    CHECK_OK(fixture_patch(&f, fixture_reference_sh, 1, &ref, &len));
+    v = fixture_verify(task, ref, len, 2);
+    EXPECT(v, RLVR_VERDICT_PASS, RLVR_REASON_NONE);
+    CHECK(v.runs == 3 && v.partial == 1.0f && v.enclave_s > 0 && v.wall_s >= v.enclave_s);
+
+    /* wrong patches fail */
+    const char *wrong[] = {"a * a", "6", "a * b + (a < 0)", "a - b"};
+    for (size_t i = 0; i < sizeof wrong / sizeof *wrong; i++) {
+        char *p = mul_patch(&f, wrong[i], &len);
+        v = fixture_verify(task, p, len, 3 + i);
+        CHECK_MSG(v.verdict == RLVR_VERDICT_FAIL && v.reason == RLVR_REASON_TESTS_FAILED && v.runs == 1,
+                  "wrong patch mul=%s: %s %s", wrong[i], rlvr_verdict_name(v.verdict), rlvr_reason_name(v.reason));
+        free(p);
+    }
+    /* fixing mul but breaking add (pass-to-pass) fails */
+    char *p = sh_patch(&f,
+                       "#!/bin/sh\nop=$1\na=$2\nb=$3\ncase $op in\n  add) echo $((a + b + 1)) ;;\n  sub) echo $((a - b)) ;;\n"
+                       "  mul) echo $((a * b)) ;;\n  neg) echo $((0 - a)) ;;\nesac\n",
+                       &len);
+    v = fixture_verify(task, p, len, 9);
+    EXPECT(v, RLVR_VERDICT_FAIL, RLVR_REASON_TESTS_FAILED);
+    CHECK_NEAR(v.partial, 4.0 / 5.0, 1e-6);
+    free(p);
+
+    /* partial credit: right for positive numbers only */
+    p = mul_patch(&f, "a > 0 ? a * b : a + b", &len);
+    v = fixture_verify(task, p, len, 10);
+    EXPECT(v, RLVR_VERDICT_FAIL, RLVR_REASON_TESTS_FAILED);
+    CHECK_NEAR(v.partial, 4.0 / 5.0, 1e-6);
+    free(p);
+
+    /* a patch that does not apply fails without running anything of it */
+    char *stale = strdup(ref);
+    char *ctx = strstr(stale, " sub) echo");
+    CHECK(ctx != NULL);
+    if (ctx) ctx[1] = 'S';
+    v = fixture_verify(task, stale, strlen(stale), 11);
+    EXPECT(v, RLVR_VERDICT_FAIL, RLVR_REASON_APPLY_FAILED);
+    CHECK(v.runs == 1 && v.partial == 0.0f);
+    free(stale);
+
+    /* rejected by the gate: no enclave at all (the hidden tests are not in
+     * a checkout, so this patch is written by hand) */
+    const char *hidden_edit = "diff --git a/tests/hidden/run.sh b/tests/hidden/run.sh\nnew file mode 100644\n"
+                              "--- /dev/null\n+++ b/tests/hidden/run.sh\n@@ -0,0 +1 @@\n+exit 0\n";
+    v = fixture_verify(task, hidden_edit, strlen(hidden_edit), 12);
+    EXPECT(v, RLVR_VERDICT_REJECTED, RLVR_REASON_PROTECTED_PATH);
+    CHECK(v.runs == 0);
+    CHECK_OK(rlvr_verify_patch(task, ref, strlen(ref), true, 13, &v));
+    EXPECT(v, RLVR_VERDICT_DROPPED, RLVR_REASON_PUBLIC_TESTS_CHANGED);
+    CHECK(v.runs == 0);
+
+    /* a timeout is never a pass, even when the tests would pass */
+    p = sh_patch(&f,
+                 "#!/bin/sh\nop=$1\na=$2\nb=$3\ncase $op in\n  add) echo $((a + b)) ;;\n  sub) echo $((a - b)) ;;\n"
+                 "  mul) sleep 1000; echo $((a * b)) ;;\n  neg) echo $((0 - a)) ;;\nesac\n",
+                 &len);
+    rlvr_verify_spec spec = f.spec;
+    spec.limits.wall_s = 1.5;
+    rlvr_verify_task *fast = NULL;
+    CHECK_OK(rlvr_verify_task_new(&fast, host, &spec));
+    if (fast) {
+        v = fixture_verify(fast, p, len, 14);
+        EXPECT(v, RLVR_VERDICT_TIMEOUT, RLVR_REASON_TIMEOUT);
+        CHECK(v.wall_s < 10);
+        rlvr_verify_task_free(fast);
+    }
+    free(p);
+
+    /* an order-dependent patch: right only when the tests run in exactly
+     * the default order; consensus re-runs shuffle, so it never counts */
+    const char *order_dependent =
+        "#!/bin/sh\nop=$1\na=$2\nb=$3\nexpected='add sub mul mul neg'\n"
+        "n=$(cat /tmp/.calc-seq 2>/dev/null | wc -w)\n"
+        "want=$(echo $expected | cut -d' ' -f$((n + 1)))\n"
+        "echo $op >> /tmp/.calc-seq\n"
+        "[ \"$want\" = \"$op\" ] || { echo 0; exit 0; }\n"
+        "case $op in\n  add) echo $((a + b)) ;;\n  sub) echo $((a - b)) ;;\n"
+        "  mul) echo $((a * b)) ;;\n  neg) echo $((0 - a)) ;;\nesac\n";
+    p = sh_patch(&f, order_dependent, &len);
+    for (uint64_t seed = 100; seed < 104; seed++) {
+        rlvr_verify_run run;
+        CHECK_OK(rlvr_verify_run_once(task, p, len, seed, 0, &run));
+        CHECK_MSG(run.reason == RLVR_REASON_NONE, "default order: %s", rlvr_reason_name(run.reason));
+        rlvr_verify_run_free(&run);
+        v = fixture_verify(task, p, len, seed);
+        CHECK_MSG(v.verdict != RLVR_VERDICT_PASS, "the order-dependent patch passed consensus (seed %llu)",
+                  (unsigned long long)seed);
+        EXPECT(v, RLVR_VERDICT_DROPPED, RLVR_REASON_CONSENSUS_MIXED);
+        CHECK(v.runs == 2);
+    }
+    free(p);
+    free(ref);
+
+    CHECK_OK(rlvr_fs_hash_tree(f.root, &repo_after));
+    CHECK_MSG(repo_before == repo_after, "the fixture changed on the host");
+    (void)snap_hash_before;
+    (void)snap_hash_after;
+    rlvr_verify_task_free(task);
+    fixture_free(&f);
+}
+
+static void test_distinguishability_c(void) {
+    fixture f;
+    int rc = fixture_create(&f, FIXTURE_C, NULL);
+    CHECK_MSG(rc == 0, "fixture: %s", rlvr_error_last());
+    if (rc) return;
+    f.spec.consensus_runs = 2;
+    rlvr_verify_task *task = NULL;
+    CHECK_OK(rlvr_verify_task_new(&task, host, &f.spec));
+    if (task) {
+        rlvr_enclave_verdict v = fixture_verify(task, "", 0, 1);
+        EXPECT(v, RLVR_VERDICT_FAIL, RLVR_REASON_TESTS_FAILED);
+        size_t len;
+        char *ref = NULL;
+        CHECK_OK(fixture_patch(&f, fixture_reference_c, 1, &ref, &len));
+        v = fixture_verify(task, ref, len, 2);
+        EXPECT(v, RLVR_VERDICT_PASS, RLVR_REASON_NONE);
+        CHECK(v.runs == 2);
+        free(ref);
+        fixture_edit wrong = {EDIT_WRITE, "src/calc.c",
+                              "#include \"calc.h\"\nlong calc_add(long a, long b) { return a + b; }\n"
+                              "long calc_sub(long a, long b) { return a - b; }\n"
+                              "long calc_mul(long a, long b) { return a * a; }\n"
+                              "long calc_neg(long a) { return -a; }\n",
+                              0, 0};
+        char *p = NULL;
+        CHECK_OK(fixture_patch(&f, &wrong, 1, &p, &len));
+        v = fixture_verify(task, p, len, 3);
+        EXPECT(v, RLVR_VERDICT_FAIL, RLVR_REASON_TESTS_FAILED);
+        free(p);
+        fixture_edit broken = {EDIT_WRITE, "src/calc.c", "this is not C\n", 0, 0};
+        CHECK_OK(fixture_patch(&f, &broken, 1, &p, &len));
+        v = fixture_verify(task, p, len, 4);
+        EXPECT(v, RLVR_VERDICT_FAIL, RLVR_REASON_TESTS_FAILED);
+        CHECK(v.partial == 0.0f);
+        free(p);
+    }
+    rlvr_verify_task_free(task);
+    fixture_free(&f);
+}
+
+static void test_quarantine(void) {
+    fixture f;
+    int rc = fixture_create(&f, FIXTURE_FLAKY, NULL);
+    CHECK_MSG(rc == 0, "fixture: %s", rlvr_error_last());
+    if (rc) return;
+    static const char *const p2p[] = {"add", "planted", NULL};
+    f.spec.pass_to_pass = p2p;
+    rlvr_verify_task *task = NULL;
+    CHECK_OK(rlvr_verify_task_new(&task, host, &f.spec));
+    size_t len;
+    char *ref = NULL;
+    CHECK_OK(fixture_patch(&f, fixture_reference_sh, 1, &ref, &len));
+    if (task && ref) {
+        rlvr_quarantine q;
+        /* 30 runs miss a 10 % test with probability 0.9^30 = 4 %; the seeds
+         * are fixed, so this seed's runs are known to include failures */
+        CHECK_OK(rlvr_verify_quarantine(task, ref, len, 30, 1, 0.5, &q));
+        CHECK(q.runs == 30 && q.n_total == 3);
+        CHECK_MSG(q.n_tests == 1 && strcmp(q.tests[0], "planted") == 0, "quarantined %d tests", q.n_tests);
+        CHECK(!q.drop_task);
+        CHECK_OK(rlvr_verify_task_set_quarantine(task, (const char *const *)q.tests));
+        rlvr_quarantine_free(&q);
+        /* with the planted test out of the reward the reference always passes */
+        for (uint64_t seed = 0; seed < 5; seed++) {
+            rlvr_enclave_verdict v = fixture_verify(task, ref, len, 1000 + seed);
+            EXPECT(v, RLVR_VERDICT_PASS, RLVR_REASON_NONE);
+        }
+        /* a stricter pool drops the task */
+        CHECK_OK(rlvr_verify_quarantine(task, ref, len, 30, 1, 0.2, &q));
+        CHECK(q.drop_task && q.drop_reason == RLVR_REASON_TESTS_FAILED);
+        rlvr_quarantine_free(&q);
+        /* a reference that does not apply drops the task at once */
+        CHECK_OK(rlvr_verify_quarantine(task, "diff --git a/x b/x\nindex 1111111..2222222 100644\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n",
+                                        70, 5, 7, 0.5, &q));
+        CHECK(q.drop_task && q.drop_reason == RLVR_REASON_APPLY_FAILED && q.runs == 1);
+        rlvr_quarantine_free(&q);
+    }
+    free(ref);
+    rlvr_verify_task_free(task);
+    fixture_free(&f);
+}
+
+/* A whole rollout: the agent works in its workspace, the runtime extracts
+ * the patch, the verifier scores it. */
+static void test_workspace_rollout(void) {
+    fixture f;
+    int rc = fixture_create(&f, FIXTURE_SH, NULL);
+    CHECK_MSG(rc == 0, "fixture: %s", rlvr_error_last());
+    if (rc) return;
+    rlvr_workspace_spec ws_spec = {.version = RLVR_WORKSPACE_SPEC_VERSION, .repo_dir = f.repo, .base_commit = f.base,
+                                   .public_tests = f.spec.public_tests};
+    rlvr_sandbox_limits_default(&ws_spec.limits);
+    rlvr_workspace *ws = NULL;
+    CHECK_OK(rlvr_workspace_new(&ws, host, &ws_spec));
+    rlvr_verify_task *task = NULL;
+    CHECK_OK(rlvr_verify_task_new(&task, host, &f.spec));
+    if (ws && task) {
+        CHECK(strcmp(rlvr_workspace_base_tree(ws), f.base_tree) == 0);
+        rlvr_sandbox *sb = rlvr_workspace_sandbox(ws);
+        const char *agent =
+            "sh tests/public/run.sh; "
+            "ls tests; test -e tests/hidden && echo HIDDEN-VISIBLE; find /work /tmp /etc /.rlvr -path '*hidden*' 2>/dev/null | head -1; "
+            "echo 'echo ok 1 - add' >> tests/public/run.sh 2>/dev/null && echo PUBLIC-WRITABLE; "
+            "rm -rf .git; mkdir -p .git; echo 'ref: refs/heads/evil' > .git/HEAD; "
+            "sed -i 's/a + b)) ;;$/a * b)) ;;/' src/calc.sh; sed -i '0,/a \\* b/s//a + b/' src/calc.sh; "
+            "grep mul src/calc.sh; echo scratch > notes.txt";
+        const char *argv[] = {"/bin/sh", "-c", agent, NULL};
+        rlvr_sandbox_cmd cmd = {.version = RLVR_SANDBOX_CMD_VERSION, .argv = argv};
+        rlvr_sandbox_result res;
+        CHECK_OK(rlvr_sandbox_exec(sb, &cmd, &res));
+        CHECK_MSG(strstr(res.out, "1..1\nok 1 - add\npublic\n") != NULL, "agent saw: %s", res.out);
+        CHECK(!strstr(res.out, "HIDDEN-VISIBLE") && !strstr(res.out, "tests/hidden") && !strstr(res.out, "PUBLIC-WRITABLE"));
+        CHECK(strstr(res.out, "mul) echo $((a * b)) ;;"));
+        rlvr_sandbox_result_free(&res);
+
+        rlvr_extract_result ex;
+        CHECK_OK(rlvr_workspace_extract(ws, &ex));
+        CHECK(!ex.public_tests_changed && ex.reason == RLVR_REASON_NONE);
+        CHECK(ex.patch && strstr(ex.patch, "+  mul) echo $((a * b)) ;;") && strstr(ex.patch, "b/notes.txt"));
+        CHECK_MSG(!strstr(ex.patch, ".git"), "the workspace's .git leaked into the patch");
+        rlvr_enclave_verdict v;
+        CHECK_OK(rlvr_verify_patch(task, ex.patch, ex.len, ex.public_tests_changed, 5, &v));
+        EXPECT(v, RLVR_VERDICT_PASS, RLVR_REASON_NONE);
+        rlvr_extract_result_free(&ex);
+    }
+    rlvr_verify_task_free(task);
+    rlvr_workspace_free(ws);
+    fixture_free(&f);
+}
+
+int main(int argc, char **argv) {
+    rlvr_log_init_from_env();
+    bool unprivileged = argc > 1 && strcmp(argv[argc - 1], "--unprivileged") == 0;
+    if (unprivileged) CHECK(geteuid() != 0);
+    int rc = rlvr_sandbox_host_new(&host, NULL);
+    CHECK_MSG(rc == 0, "host: %s", rlvr_error_last());
+    if (rc) return test_summary("test_verify");
+    test_distinguishability_sh();
+    test_workspace_rollout();
+    test_quarantine();
+    if (!unprivileged) test_distinguishability_c();
+    rlvr_sandbox_host_free(host);
+    return test_summary(unprivileged ? "test_verify --unprivileged" : "test_verify");
+}
