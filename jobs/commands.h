@@ -33,5 +33,6 @@ int rlvr_cmd_config(int argc, char **argv);
 int rlvr_cmd_plan(int argc, char **argv);
 int rlvr_cmd_inspect(int argc, char **argv);
 int rlvr_cmd_tasks(int argc, char **argv);
+int rlvr_cmd_rollout(int argc, char **argv);
 
 #endif

@@ -17,6 +17,7 @@ const rlvr_command rlvr_commands[] = {
     {"plan", "CONFIG [--json]", "capacity planner: signal, false positives, MC cost, throughput", rlvr_cmd_plan},
     {"inspect", "FILE [--rollout N] [--verify]", "summarise a shard, checkpoint, metrics or manifest file", rlvr_cmd_inspect},
     {"tasks", "gen FAMILY ... | list POOL | check POOL", "generate, list or validate a task pool", rlvr_cmd_tasks},
+    {"rollout", "--task SPEC [--checkpoint C] [--n N] [--show]", "run rollouts of one task through the harness and show them", rlvr_cmd_rollout},
     {NULL, NULL, NULL, NULL},
 };
 

@@ -61,14 +61,16 @@ static int check_config(const rlvr_adamw_config *c, int64_t step) {
     return 0;
 }
 
-/* One tensor's update; `scale` is the clipping factor applied to its gradient. */
+/* One tensor's update; `scale` is the clipping factor applied to its
+ * gradient. Called by every thread of the step's parallel region: the loop
+ * is shared out without a barrier at its end (elements are independent). */
 static void adamw_tensor(float *p, float *m, float *v, const float *g, size_t n, float lr, float wd, float scale,
                          const rlvr_adamw_config *c, double bc1, double bc2) {
     float b1 = c->beta1, b2 = c->beta2, eps = c->eps;
     float step_size = (float)(lr / bc1);
     float inv_sqrt_bc2 = (float)(1.0 / sqrt(bc2));
     float decay = 1.0f - lr * wd;
-#pragma omp parallel for schedule(static)
+#pragma omp for schedule(static) nowait
     for (size_t i = 0; i < n; i++) {
         float grad = g[i] * scale;
         float mi = b1 * m[i] + (1.0f - b1) * grad;
@@ -94,13 +96,16 @@ int rlvr_model_adamw_step(rlvr_model *m, const rlvr_adamw_config *cfg, int64_t s
     float lr = rlvr_lr_at(cfg, step);
     double bc1 = 1.0 - pow(cfg->beta1, (double)step), bc2 = 1.0 - pow(cfg->beta2, (double)step);
 
-    size_t off = 0;
     float *p = rlvr_model_params(m), *g = rlvr_model_grads(m), *mm = rlvr_model_adam_m(m), *vv = rlvr_model_adam_v(m);
-    for (int i = 0; i < RLVR_PARAM_TENSORS; i++) {
-        size_t n = rlvr_model_tensor_size(m, i);
-        float wd = rlvr_model_tensor_decays(i) ? cfg->weight_decay : 0.0f;
-        adamw_tensor(p + off, mm + off, vv + off, g + off, n, lr, wd, scale, cfg, bc1, bc2);
-        off += n;
+#pragma omp parallel
+    {
+        size_t off = 0;
+        for (int i = 0; i < RLVR_PARAM_TENSORS; i++) {
+            size_t n = rlvr_model_tensor_size(m, i);
+            float wd = rlvr_model_tensor_decays(i) ? cfg->weight_decay : 0.0f;
+            adamw_tensor(p + off, mm + off, vv + off, g + off, n, lr, wd, scale, cfg, bc1, bc2);
+            off += n;
+        }
     }
     return 0;
 }

@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config git ca-certificates
-  libopenblas-dev libinih-dev libjansson-dev librandom123-dev
+  libopenblas-dev libopenblas-openmp-dev libinih-dev libjansson-dev librandom123-dev
   libopenmpi-dev openmpi-bin libpmix-dev
   libhdf5-openmpi-dev hdf5-tools
   libgit2-dev libseccomp-dev

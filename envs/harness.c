@@ -1,0 +1,664 @@
+/* envs/harness.c — the turn loop and the driver that runs many rollouts on
+ * one batched sampler (envs/harness.h). */
+#include "envs/harness.h"
+
+#include "core/error.h"
+#include "core/sys.h"
+#include "enclave/config.h"
+#include "enclave/reason.h"
+#include "enclave/workspace.h"
+#include "envs/arith.h"
+#include "envs/config.h"
+#include "envs/harness_internal.h"
+#include "envs/tools.h"
+#include "envs/turn.h"
+#include "rl/config.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void rlvr_harness_options_default(rlvr_harness_options *o) {
+    memset(o, 0, sizeof *o);
+    o->version = RLVR_HARNESS_OPTIONS_VERSION;
+    o->budgets = (rlvr_task_budgets){.turns = 16, .policy_tokens = 4096, .context_tokens = 8192, .tool_timeout_s = 10};
+    o->tool_output_bytes = 2048;
+    o->tool_threads = true;
+    o->repetition = (rlvr_repetition_config){.enabled = true, .window = 2048, .ngram = 32, .max_repeats = 10};
+}
+
+int rlvr_harness_options_from_config(rlvr_harness_options *out, const rlvr_config *cfg) {
+    rlvr_harness_options_default(out);
+    rlvr_harness_config h;
+    RLVR_TRY(rlvr_harness_config_read(cfg, &h));
+    out->budgets = h.budgets;
+    out->tool_output_bytes = h.tool_output_bytes;
+    RLVR_TRY(rlvr_rl_repetition_config_load(&out->repetition, cfg));
+    return rlvr_sandbox_limits_from_config(cfg, &out->tool_limits);
+}
+
+void rlvr_harness_job_clear(rlvr_harness_job *job) {
+    rlvr_rollout_free(&job->record);
+    free(job->patch);
+    job->patch = NULL;
+    job->patch_len = 0;
+    job->calls = job->calls_parsed = 0;
+    job->public_tests_changed = false;
+    job->patch_reason = 0;
+}
+
+/* ---- the prompt -------------------------------------------------------------------- */
+
+static int add_text(char **s, size_t *n, size_t *cap, const char *text) {
+    size_t len = strlen(text);
+    if (*n + len + 1 > *cap) {
+        size_t c = (*cap ? *cap : 1024);
+        while (c < *n + len + 1) c *= 2;
+        char *p = realloc(*s, c);
+        if (!p) return RLVR_FAIL(RLVR_ENOMEM, "out of memory rendering a prompt");
+        *s = p;
+        *cap = c;
+    }
+    memcpy(*s + *n, text, len + 1);
+    *n += len;
+    return 0;
+}
+
+/* The system turn: how to call a tool, and each tool with its schema. */
+static int system_text(uint32_t tools, char **out, size_t *len) {
+    char *s = NULL;
+    size_t n = 0, cap = 0;
+    int rc = add_text(&s, &n, &cap,
+                      "You work in a repository through tools. Call one tool per turn by writing "
+                      "<|tool_call|>{\"name\": TOOL, \"arguments\": {...}}<|/tool_call|> at the end of the turn. "
+                      "A turn without a tool call ends the episode; so does submit.\nTools:\n");
+    for (int t = 0; rc == 0 && t < RLVR_TOOL_COUNT; t++) {
+        if (!(tools & (1u << t))) continue;
+        char line[1024];
+        snprintf(line, sizeof line, "- %s: %s Arguments: %s\n", rlvr_tool_name((rlvr_tool_id)t),
+                 rlvr_tool_description((rlvr_tool_id)t), rlvr_tool_schema_json((rlvr_tool_id)t));
+        rc = add_text(&s, &n, &cap, line);
+    }
+    if (rc < 0) {
+        free(s);
+        return rc;
+    }
+    *out = s;
+    *len = n;
+    return 0;
+}
+
+int rlvr_harness_render_prompt(rlvr_token_buf *out, const rlvr_tokenizer *tok, const rlvr_task *task) {
+    RLVR_TRY(rlvr_template_begin(out, tok));
+    if (task->tools) {
+        char *sys;
+        size_t len;
+        RLVR_TRY(system_text(task->tools, &sys, &len));
+        int rc = rlvr_template_message(out, tok, RLVR_ROLE_SYSTEM, sys, len);
+        free(sys);
+        RLVR_TRY(rc);
+    }
+    RLVR_TRY(rlvr_template_message(out, tok, RLVR_ROLE_USER, task->prompt, strlen(task->prompt)));
+    return rlvr_template_assistant_start(out, tok);
+}
+
+/* ---- one environment ------------------------------------------------------------------ */
+
+typedef struct {
+    rlvr_harness_job *job;
+    int slot;
+    bool active;
+    rlvr_workspace *ws;
+    rlvr_task_budgets b;
+    int32_t context_cap;  /* min(budget, sampler context) */
+    int32_t turn_start;   /* record index of the current policy turn's first token */
+    int64_t policy_used;
+    rlvr_repetition *rep;
+    struct driver *d;
+    /* the turn being finished, and its tool call while it runs */
+    rlvr_turn turn;
+    rlvr_tool_call call;
+    harness_tool_outcome out;
+    int tool_rc;
+    char tool_msg[512];
+    bool waiting;   /* the tool runs in `thread` */
+    bool tool_done; /* set by the worker under driver.lock */
+    pthread_t thread;
+} env;
+
+typedef struct driver {
+    rlvr_sampler *s;
+    const rlvr_tokenizer *tok;
+    const rlvr_harness_options *opt;
+    rlvr_token_buf scratch;
+    bool threaded;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+} driver;
+
+/* Readonly paths of the workspace: the public tests and every protected
+ * glob that names one plain path ("/Makefile", "/tests"). */
+static const char **readonly_paths(const rlvr_task *t) {
+    const char **v = calloc(t->public_test_files.n + t->protected_paths.n + 1, sizeof *v);
+    size_t k = 0;
+    for (size_t i = 0; v && i < t->public_test_files.n; i++) v[k++] = t->public_test_files.items[i];
+    for (size_t i = 0; v && i < t->protected_paths.n; i++) {
+        const char *g = t->protected_paths.items[i];
+        if (g[0] == '/' && g[1] && !strpbrk(g, "*?[")) v[k++] = g + 1;
+    }
+    return v;
+}
+
+static int workspace_open(env *e, const rlvr_harness_options *opt) {
+    const rlvr_task *t = e->job->task;
+    if (!opt->host) return RLVR_FAIL(RLVR_EINVAL, "task %s: a \"tests\" task needs a sandbox host", t->id);
+    if (t->repository_kind != RLVR_REPO_DIRECTORY)
+        return RLVR_FAIL(RLVR_EUNSUPPORTED, "task %s: the workspace takes a repository directory, not a bundle", t->id);
+    const char **pub = calloc(t->public_test_files.n + 1, sizeof *pub);
+    const char **ro = readonly_paths(t);
+    int rc = 0;
+    if (!pub || !ro) rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    for (size_t i = 0; rc == 0 && i < t->public_test_files.n; i++) pub[i] = t->public_test_files.items[i];
+    if (rc == 0) {
+        rlvr_workspace_spec spec = {.version = RLVR_WORKSPACE_SPEC_VERSION, .repo_dir = t->repository_path,
+                                    .base_commit = t->base_commit, .public_tests = pub, .readonly = ro,
+                                    .limits = opt->tool_limits};
+        if (spec.limits.wall_s <= 0) rlvr_sandbox_limits_default(&spec.limits);
+        if (spec.limits.wall_s < e->b.tool_timeout_s) spec.limits.wall_s = e->b.tool_timeout_s;
+        if (spec.limits.cpu_s < e->b.tool_timeout_s) spec.limits.cpu_s = e->b.tool_timeout_s;
+        rc = rlvr_workspace_new(&e->ws, opt->host, &spec);
+    }
+    free(pub);
+    free(ro);
+    return rc;
+}
+
+static int push_buf(rlvr_rollout *r, const rlvr_token_buf *b, uint8_t mask) {
+    for (int32_t i = 0; i < b->n; i++) RLVR_TRY(rlvr_rollout_push_token(r, b->ids[i], 0.0f, 0.0f, mask));
+    return 0;
+}
+
+/* The turn limit of the next policy turn; false when no token fits. */
+static bool begin_turn(driver *d, env *e) {
+    rlvr_rollout *r = &e->job->record;
+    e->turn_start = r->n_tokens;
+    int64_t left = e->b.policy_tokens - e->policy_used;
+    int64_t room = (int64_t)e->context_cap - r->n_tokens;
+    if (left <= 0) {
+        r->stop = RLVR_STOP_MAX_TOKENS;
+        return false;
+    }
+    if (room <= 0) {
+        r->stop = RLVR_STOP_CONTEXT;
+        return false;
+    }
+    if (!e->job->script) rlvr_sampler_set_turn_limit(d->s, e->slot, (int32_t)(left < room ? left : room));
+    return true;
+}
+
+static int env_start(driver *d, env *e, rlvr_harness_job *job, int slot) {
+    memset(e, 0, sizeof *e);
+    e->d = d;
+    e->job = job;
+    e->slot = slot;
+    e->active = true;
+    const rlvr_task *t = job->task;
+    rlvr_task_budgets_resolve(&t->budgets, &d->opt->budgets, &e->b);
+    int32_t ctx = rlvr_sampler_context(d->s);
+    e->context_cap = e->b.context_tokens < ctx ? (int32_t)e->b.context_tokens : ctx;
+    rlvr_rollout *r = &job->record;
+    RLVR_TRY(rlvr_rollout_init(r, 1024, 16));
+    snprintf(r->task_id, sizeof r->task_id, "%s", t->id);
+    r->seed = rlvr_sampler_config_of(d->s)->seed;
+    r->sample_sequence = job->sequence;
+    RLVR_TRY(rlvr_rl_repetition_new(&e->rep, &d->opt->repetition));
+
+    rlvr_token_buf *b = &d->scratch;
+    rlvr_token_buf_clear(b);
+    RLVR_TRY(rlvr_harness_render_prompt(b, d->tok, t));
+    RLVR_TRY(push_buf(r, b, RLVR_TOKEN_PROMPT));
+    r->prompt_tokens = r->n_tokens;
+    if (b->n >= e->context_cap) {
+        r->stop = RLVR_STOP_CONTEXT;
+        return 0;
+    }
+    if (t->verifier == RLVR_VERIFIER_TESTS) {
+        double t0 = rlvr_now();
+        int rc = workspace_open(e, d->opt);
+        r->timings.tool_s += rlvr_now() - t0;
+        if (rc == RLVR_ENOMEM) return rc;
+        if (rc < 0) {
+            r->stop = RLVR_STOP_INFRA_ERROR;
+            r->verdict = RLVR_VERDICT_INFRA;
+            return 0;
+        }
+    }
+    RLVR_TRY(rlvr_sampler_reset(d->s, slot, job->step, job->sequence));
+    double t0 = rlvr_now();
+    RLVR_TRY(rlvr_sampler_prefill(d->s, slot, b->ids, b->n));
+    r->timings.generate_s += rlvr_now() - t0;
+    begin_turn(d, e);
+    return 0;
+}
+
+/* The final reply of an arith rollout: the text of its last turn. */
+static int score_arith(driver *d, env *e) {
+    rlvr_rollout *r = &e->job->record;
+    if (r->n_turns == 0) return 0;
+    const rlvr_turn *t = &r->turns[r->n_turns - 1];
+    rlvr_reply_parts parts;
+    rlvr_template_parse_reply(d->tok, r->tokens + t->policy_start, t->policy_end - t->policy_start, &parts);
+    size_t len = 0;
+    int32_t vocab = rlvr_tokenizer_vocab_size(d->tok);
+    for (int32_t i = t->policy_start; i < t->policy_start + parts.text_end; i++)
+        if (r->tokens[i] < 0 || r->tokens[i] >= vocab) { /* ids no text belongs to: not an answer */
+            r->verdict = RLVR_VERDICT_FAIL;
+            r->reward.outcome = 0;
+            return 0;
+        }
+    RLVR_TRY(rlvr_tokenizer_decode(d->tok, r->tokens + t->policy_start, parts.text_end, false, NULL, 0, &len));
+    char *text = malloc(len + 1);
+    if (!text) return RLVR_FAIL(RLVR_ENOMEM, "out of memory scoring an answer");
+    int rc = rlvr_tokenizer_decode(d->tok, r->tokens + t->policy_start, parts.text_end, false, text, len + 1, &len);
+    double score = 0;
+    if (rc == 0) rc = rlvr_arith_score(&e->job->task->arith, text, len, &score);
+    free(text);
+    RLVR_TRY(rc);
+    r->verdict = score == 1.0 ? RLVR_VERDICT_PASS : RLVR_VERDICT_FAIL;
+    r->reward.outcome = (float)score;
+    return 0;
+}
+
+static int env_finish(driver *d, env *e) {
+    rlvr_harness_job *job = e->job;
+    rlvr_rollout *r = &job->record;
+    e->active = false;
+    if (r->stop == RLVR_STOP_NONE) r->stop = RLVR_STOP_DONE;
+    r->reward.format = job->calls ? (float)job->calls_parsed / (float)job->calls : 0.0f;
+    int rc = 0;
+    if (e->ws && r->stop != RLVR_STOP_INFRA_ERROR) {
+        rlvr_extract_result ex;
+        double t0 = rlvr_now();
+        rc = rlvr_workspace_extract(e->ws, &ex);
+        r->timings.tool_s += rlvr_now() - t0;
+        if (rc == 0) {
+            job->patch = ex.patch;
+            job->patch_len = ex.len;
+            job->public_tests_changed = ex.public_tests_changed;
+            job->patch_reason = ex.reason;
+        } else if (rc != RLVR_ENOMEM) {
+            r->stop = RLVR_STOP_INFRA_ERROR;
+            r->verdict = RLVR_VERDICT_INFRA;
+            rc = 0;
+        }
+    }
+    if (rc == 0 && job->task->verifier == RLVR_VERIFIER_ARITH && r->stop == RLVR_STOP_DONE) rc = score_arith(d, e);
+    rlvr_workspace_free(e->ws);
+    e->ws = NULL;
+    rlvr_rl_repetition_free(e->rep);
+    e->rep = NULL;
+    return rc;
+}
+
+/* Appends the observation and prefills it; false when the context is full. */
+static int append_observation(driver *d, env *e, const char *text, size_t len, rlvr_turn *turn, bool *more) {
+    rlvr_rollout *r = &e->job->record;
+    rlvr_token_buf *b = &d->scratch;
+    rlvr_token_buf_clear(b);
+    RLVR_TRY(rlvr_template_observation(b, d->tok, text, len));
+    *more = false;
+    if ((int64_t)r->n_tokens + b->n + 1 > e->context_cap) {
+        r->stop = RLVR_STOP_CONTEXT;
+        return 0;
+    }
+    turn->observation_start = r->n_tokens;
+    RLVR_TRY(push_buf(r, b, RLVR_TOKEN_OBSERVATION));
+    turn->observation_end = r->n_tokens;
+    double t0 = rlvr_now();
+    RLVR_TRY(rlvr_sampler_prefill(d->s, e->slot, b->ids, b->n));
+    r->timings.generate_s += rlvr_now() - t0;
+    *more = true;
+    return 0;
+}
+
+/* What follows a turn's tool (or its error): the turn limit, the
+ * observation, the next turn or the end. */
+static int continue_turn(driver *d, env *e, const char *obs, size_t obs_len, bool done) {
+    rlvr_rollout *r = &e->job->record;
+    if (!done && r->n_turns + 1 >= e->b.turns) {
+        r->stop = RLVR_STOP_TURN_LIMIT;
+        done = true;
+    }
+    bool more = false;
+    if (!done && obs) RLVR_TRY(append_observation(d, e, obs, obs_len, &e->turn, &more));
+    RLVR_TRY(rlvr_rollout_push_turn(r, &e->turn, NULL));
+    if (more && begin_turn(d, e)) return 0;
+    return env_finish(d, e);
+}
+
+/* The turn's tool has run (e->tool_rc, e->out). */
+static int tool_finished(driver *d, env *e) {
+    rlvr_rollout *r = &e->job->record;
+    int rc = e->tool_rc;
+    const char *obs = NULL;
+    size_t obs_len = 0;
+    bool done = false;
+    if (rc == RLVR_ENOMEM) {
+        rlvr_error_set(rc, "%s", e->tool_msg);
+        goto out;
+    }
+    if (rc < 0) { /* the sandbox failed: infrastructure, never the policy's score */
+        r->stop = RLVR_STOP_INFRA_ERROR;
+        r->verdict = RLVR_VERDICT_INFRA;
+        done = true;
+    } else {
+        obs = e->out.text;
+        obs_len = e->out.len;
+        e->turn.exit_status = e->out.exit_status;
+        e->turn.duration_s = (float)e->out.duration_s;
+        e->turn.output_truncated = e->out.truncated;
+        r->timings.tool_s += e->out.duration_s;
+    }
+    rc = continue_turn(d, e, obs, obs_len, done);
+out:
+    harness_tool_outcome_free(&e->out);
+    rlvr_tool_call_clear(&e->call);
+    return rc;
+}
+
+static void run_tool(env *e) {
+    e->tool_rc = harness_tool_exec(rlvr_workspace_sandbox(e->ws), e->job->task, &e->call, e->b.tool_timeout_s,
+                                   e->d->opt->tool_output_bytes, &e->out);
+    if (e->tool_rc < 0) snprintf(e->tool_msg, sizeof e->tool_msg, "%s", rlvr_error_last());
+}
+
+static void *tool_worker(void *p) {
+    env *e = p;
+    run_tool(e);
+    pthread_mutex_lock(&e->d->lock);
+    e->tool_done = true;
+    pthread_cond_broadcast(&e->d->cond);
+    pthread_mutex_unlock(&e->d->lock);
+    return NULL;
+}
+
+/* A policy turn is complete: read its call; a tool runs (in a worker thread
+ * when the driver has them, else here); a malformed call gets its error. */
+static int end_turn(driver *d, env *e) {
+    rlvr_harness_job *job = e->job;
+    rlvr_rollout *r = &job->record;
+    const rlvr_task *task = job->task;
+    e->turn = (rlvr_turn){.policy_start = e->turn_start, .policy_end = r->n_tokens, .exit_status = -1};
+    const int32_t *ids = r->tokens + e->turn_start;
+    int32_t n = r->n_tokens - e->turn_start;
+    int32_t eos = rlvr_tokenizer_special(d->tok, RLVR_SPECIAL_EOS);
+    bool ended_by_eos = n > 0 && ids[n - 1] == eos;
+
+    rlvr_turn_kind kind;
+    rlvr_tool_call call;
+    rlvr_tool_error err;
+    /* a model whose vocabulary is padded past the tokenizer's can sample ids
+     * no text belongs to: the turn is malformed, not the harness broken */
+    int32_t vocab = rlvr_tokenizer_vocab_size(d->tok);
+    bool foreign = false;
+    for (int32_t i = 0; i < n; i++) foreign |= ids[i] < 0 || ids[i] >= vocab;
+    if (foreign) {
+        memset(&call, 0, sizeof call);
+        rlvr_tool_error_markers(&err);
+        kind = RLVR_TURN_MALFORMED;
+    } else {
+        RLVR_TRY(rlvr_turn_read_call(&kind, &call, &err, NULL, d->tok, ids, n, task->tools));
+    }
+    const char *obs = NULL;
+    size_t obs_len = 0;
+    bool done = kind == RLVR_TURN_ANSWER || ended_by_eos;
+    if (kind != RLVR_TURN_ANSWER) job->calls++;
+    if (kind == RLVR_TURN_CALL) {
+        job->calls_parsed++;
+        e->turn.call_parsed = 1;
+        snprintf(e->turn.tool_name, sizeof e->turn.tool_name, "%s", rlvr_tool_name(call.tool));
+        if (call.tool == RLVR_TOOL_SUBMIT) {
+            done = true;
+            e->turn.exit_status = 0;
+        } else if (!done) {
+            if (!e->ws) {
+                rlvr_tool_call_clear(&call);
+                return RLVR_FAIL(RLVR_ESTATE, "task %s: tool %s without a workspace", task->id, e->turn.tool_name);
+            }
+            e->call = call; /* the env owns the call until the tool is done */
+            e->tool_done = false;
+            e->waiting = d->threaded && pthread_create(&e->thread, NULL, tool_worker, e) == 0;
+            if (e->waiting) return 0;
+            run_tool(e);
+            return tool_finished(d, e);
+        }
+    } else if (kind == RLVR_TURN_MALFORMED) {
+        obs = err.observation;
+        obs_len = strlen(err.observation);
+    }
+    int rc = continue_turn(d, e, obs, obs_len, done);
+    rlvr_tool_call_clear(&call);
+    return rc;
+}
+
+/* Joins the worker threads that are done; with `block`, first waits until
+ * one is. */
+static int reap_tools(driver *d, env *envs, int n, bool block) {
+    pthread_mutex_lock(&d->lock);
+    for (;;) {
+        bool any = false;
+        for (int i = 0; i < n; i++) any |= envs[i].waiting && envs[i].tool_done;
+        if (any || !block) break;
+        pthread_cond_wait(&d->cond, &d->lock);
+    }
+    pthread_mutex_unlock(&d->lock);
+    for (int i = 0; i < n; i++) {
+        if (!envs[i].waiting) continue;
+        pthread_mutex_lock(&d->lock);
+        bool done = envs[i].tool_done;
+        pthread_mutex_unlock(&d->lock);
+        if (!done) continue;
+        pthread_join(envs[i].thread, NULL);
+        envs[i].waiting = false;
+        RLVR_TRY(tool_finished(d, &envs[i]));
+    }
+    return 0;
+}
+
+/* Records one policy token; true when the rollout must stop for repetition. */
+static int policy_token(env *e, int32_t id, float lp, float ent, bool *repeated) {
+    RLVR_TRY(rlvr_rollout_push_token(&e->job->record, id, lp, ent, RLVR_TOKEN_POLICY));
+    e->policy_used++;
+    *repeated = rlvr_rl_repetition_push(e->rep, id);
+    return 0;
+}
+
+/* A scripted turn: the script's ids, cut at the budgets, appended by prefill. */
+static int scripted_turn(driver *d, env *e) {
+    rlvr_harness_job *job = e->job;
+    rlvr_rollout *r = &job->record;
+    rlvr_token_buf *b = &d->scratch;
+    rlvr_token_buf_clear(b);
+    RLVR_TRY(job->script(job->script_arg, r, r->n_turns, d->tok, b));
+    int64_t left = e->b.policy_tokens - e->policy_used, room = (int64_t)e->context_cap - r->n_tokens;
+    int32_t n = b->n;
+    rlvr_stop_reason cut = RLVR_STOP_NONE;
+    if (n > left) n = (int32_t)left, cut = RLVR_STOP_MAX_TOKENS;
+    if (n > room) n = (int32_t)room, cut = RLVR_STOP_CONTEXT;
+    bool repeated = false;
+    int32_t fed = 0;
+    for (; fed < n && !repeated; fed++) RLVR_TRY(policy_token(e, b->ids[fed], 0.0f, 0.0f, &repeated));
+    double t0 = rlvr_now();
+    if (fed > 0) RLVR_TRY(rlvr_sampler_prefill(d->s, e->slot, b->ids, fed));
+    r->timings.generate_s += rlvr_now() - t0;
+    if (repeated || cut != RLVR_STOP_NONE || b->n == 0) {
+        r->stop = repeated ? RLVR_STOP_REPETITION : cut != RLVR_STOP_NONE ? cut : RLVR_STOP_DONE;
+        rlvr_turn turn = {.policy_start = e->turn_start, .policy_end = r->n_tokens, .exit_status = -1};
+        RLVR_TRY(rlvr_rollout_push_turn(r, &turn, NULL));
+        return env_finish(d, e);
+    }
+    return end_turn(d, e);
+}
+
+/* One batched decode step over every sampling rollout. */
+static int decode_step(driver *d, env *envs, int n_envs, int32_t *slots, rlvr_sample *samples, int *which) {
+    int n = 0;
+    for (int i = 0; i < n_envs; i++)
+        if (envs[i].active && !envs[i].waiting && !envs[i].job->script) {
+            slots[n] = envs[i].slot;
+            which[n++] = i;
+        }
+    if (n == 0) return 0;
+    double t0 = rlvr_now();
+    RLVR_TRY(rlvr_sampler_decode(d->s, slots, n, samples));
+    double dt = rlvr_now() - t0;
+    for (int k = 0; k < n; k++) {
+        env *e = &envs[which[k]];
+        rlvr_rollout *r = &e->job->record;
+        r->timings.generate_s += dt;
+        const rlvr_sample *sm = &samples[k];
+        bool repeated = false;
+        if (sm->token >= 0) RLVR_TRY(policy_token(e, sm->token, sm->logprob, sm->entropy, &repeated));
+        if (repeated) r->stop = RLVR_STOP_REPETITION;
+        else if (sm->stop == RLVR_SAMPLE_STOP_TOKEN) {
+            RLVR_TRY(end_turn(d, e));
+            continue;
+        } else if (sm->stop == RLVR_SAMPLE_MAX_TOKENS)
+            r->stop = e->policy_used >= e->b.policy_tokens ? RLVR_STOP_MAX_TOKENS : RLVR_STOP_CONTEXT;
+        else if (sm->stop == RLVR_SAMPLE_CONTEXT)
+            r->stop = RLVR_STOP_CONTEXT;
+        else
+            continue;
+        rlvr_turn turn = {.policy_start = e->turn_start, .policy_end = r->n_tokens, .exit_status = -1};
+        RLVR_TRY(rlvr_rollout_push_turn(r, &turn, NULL));
+        RLVR_TRY(env_finish(d, e));
+    }
+    return 0;
+}
+
+int rlvr_harness_run(rlvr_sampler *s, const rlvr_tokenizer *tok, const rlvr_harness_options *opt,
+                     rlvr_harness_job *jobs, int n) {
+    if (!s || !tok || !opt || (n > 0 && !jobs) || n < 0)
+        return RLVR_FAIL(RLVR_EINVAL, "rlvr_harness_run: sampler, tokenizer, options and jobs needed");
+    if (opt->version != RLVR_HARNESS_OPTIONS_VERSION)
+        return RLVR_FAIL(RLVR_EINVAL, "harness options: version %u, this rlvr knows %d", opt->version,
+                         RLVR_HARNESS_OPTIONS_VERSION);
+    if (opt->budgets.turns < 1 || opt->budgets.policy_tokens < 1 || opt->budgets.context_tokens < 1 ||
+        !(opt->budgets.tool_timeout_s > 0) || opt->tool_output_bytes < 1)
+        return RLVR_FAIL(RLVR_EINVAL, "harness options: every budget and tool_output_bytes must be > 0");
+    for (int i = 0; i < n; i++)
+        if (!jobs[i].task) return RLVR_FAIL(RLVR_EINVAL, "harness job %d has no task", i);
+        else if (jobs[i].task->verifier == RLVR_VERIFIER_TESTS && !opt->host)
+            return RLVR_FAIL(RLVR_EINVAL, "task %s: a \"tests\" task needs a sandbox host", jobs[i].task->id);
+    int32_t stops[2];
+    int n_stops = rlvr_template_stop_tokens(tok, stops);
+    RLVR_TRY(rlvr_sampler_set_stop_tokens(s, stops, n_stops));
+
+    int n_slots = rlvr_sampler_config_of(s)->kv_slots;
+    if (n_slots > n) n_slots = n;
+    driver d = {.s = s, .tok = tok, .opt = opt, .threaded = opt->tool_threads};
+    pthread_mutex_init(&d.lock, NULL);
+    pthread_cond_init(&d.cond, NULL);
+    env *envs = calloc((size_t)(n_slots ? n_slots : 1), sizeof *envs);
+    int32_t *slots = calloc((size_t)(n_slots ? n_slots : 1), sizeof *slots);
+    int *which = calloc((size_t)(n_slots ? n_slots : 1), sizeof *which);
+    rlvr_sample *samples = calloc((size_t)(n_slots ? n_slots : 1), sizeof *samples);
+    int rc = envs && slots && which && samples ? 0 : RLVR_FAIL(RLVR_ENOMEM, "out of memory for %d rollouts", n);
+    int next = 0;
+    while (rc == 0) {
+        /* fill free slots with queued jobs */
+        for (int i = 0; rc == 0 && i < n_slots && next < n; i++) {
+            if (envs[i].active) continue;
+            rc = env_start(&d, &envs[i], &jobs[next++], i);
+            if (rc == 0 && envs[i].job->record.stop != RLVR_STOP_NONE) rc = env_finish(&d, &envs[i]);
+        }
+        bool any = false;
+        for (int i = 0; i < n_slots; i++) any |= envs[i].active;
+        if (rc < 0 || (!any && next >= n)) break;
+        /* scripted rollouts write a whole turn; sampling ones one token each, batched */
+        for (int i = 0; rc == 0 && i < n_slots; i++)
+            if (envs[i].active && !envs[i].waiting && envs[i].job->script) rc = scripted_turn(&d, &envs[i]);
+        if (rc == 0) rc = decode_step(&d, envs, n_slots, slots, samples, which);
+        /* tools that finished; wait for one when nothing else can move */
+        bool runnable = false, waiting = false, free_slot = false;
+        for (int i = 0; i < n_slots; i++) {
+            runnable |= envs[i].active && !envs[i].waiting;
+            waiting |= envs[i].waiting;
+            free_slot |= !envs[i].active;
+        }
+        if (rc == 0 && waiting) rc = reap_tools(&d, envs, n_slots, !runnable && !(free_slot && next < n));
+    }
+    for (int i = 0; envs && i < n_slots; i++) {
+        if (envs[i].waiting) pthread_join(envs[i].thread, NULL);
+        harness_tool_outcome_free(&envs[i].out);
+        rlvr_tool_call_clear(&envs[i].call);
+        rlvr_workspace_free(envs[i].ws);
+        rlvr_rl_repetition_free(envs[i].rep);
+    }
+    pthread_mutex_destroy(&d.lock);
+    pthread_cond_destroy(&d.cond);
+    rlvr_token_buf_free(&d.scratch);
+    free(envs);
+    free(slots);
+    free(which);
+    free(samples);
+    return rc;
+}
+
+/* ---- verification -------------------------------------------------------------------- */
+
+static const char **list_view(const rlvr_str_list *l) {
+    const char **v = calloc(l->n + 1, sizeof *v);
+    for (size_t i = 0; v && i < l->n; i++) v[i] = l->items[i];
+    return v;
+}
+
+int rlvr_harness_verify_task_new(rlvr_verify_task **out, rlvr_sandbox_host *host, const rlvr_task *t,
+                                 const rlvr_sandbox_limits *limits, int consensus_runs) {
+    *out = NULL;
+    if (!host || !t || !limits || consensus_runs < 1 || t->verifier != RLVR_VERIFIER_TESTS)
+        return RLVR_FAIL(RLVR_EINVAL, "verify task: a host, a \"tests\" task, limits and consensus_runs >= 1 needed");
+    const char **f2p = list_view(&t->fail_to_pass), **p2p = list_view(&t->pass_to_pass);
+    const char **globs = list_view(&t->protected_paths), **pub = list_view(&t->public_test_files);
+    int rc;
+    if (!f2p || !p2p || !globs || !pub) {
+        rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    } else {
+        rlvr_verify_spec spec = {.version = RLVR_VERIFY_SPEC_VERSION, .repo_dir = t->repository_path,
+                                 .base_commit = t->base_commit, .hidden_dir = t->hidden_root_path,
+                                 .test_command = t->hidden_test_command, .fail_to_pass = f2p,
+                                 .pass_to_pass = p2p, .protected_globs = globs, .public_tests = pub,
+                                 .limits = *limits, .consensus_runs = consensus_runs};
+        rc = rlvr_verify_task_new(out, host, &spec);
+        if (rc < 0) rc = rlvr_error_wrap(rc, "task %s", t->id);
+    }
+    free(f2p);
+    free(p2p);
+    free(globs);
+    free(pub);
+    return rc;
+}
+
+int rlvr_harness_verify(rlvr_harness_job *job, rlvr_verify_task *vt, uint64_t seed) {
+    if (!job || !vt || !job->task || job->task->verifier != RLVR_VERIFIER_TESTS)
+        return RLVR_FAIL(RLVR_EINVAL, "rlvr_harness_verify: a finished \"tests\" job and its verify task needed");
+    rlvr_rollout *r = &job->record;
+    if (r->stop == RLVR_STOP_INFRA_ERROR) {
+        r->verdict = RLVR_VERDICT_INFRA;
+        return 0;
+    }
+    if (job->patch_reason != RLVR_REASON_NONE) { /* too large to leave the workspace */
+        r->verdict = RLVR_VERDICT_REJECTED;
+        r->verdict_reason = job->patch_reason;
+        r->reward.outcome = 0;
+        return 0;
+    }
+    rlvr_enclave_verdict v;
+    RLVR_TRY(rlvr_verify_patch(vt, job->patch ? job->patch : "", job->patch_len, job->public_tests_changed, seed, &v));
+    r->verdict = v.verdict;
+    r->verdict_reason = v.reason;
+    r->reward.outcome = v.verdict == RLVR_VERDICT_PASS ? 1.0f : 0.0f;
+    r->timings.verify_s += v.wall_s;
+    return 0;
+}

@@ -1,0 +1,30 @@
+/* envs/harness_internal.h — what harness.c needs from harness_tools.c. */
+#ifndef RLVR_ENVS_HARNESS_INTERNAL_H
+#define RLVR_ENVS_HARNESS_INTERNAL_H
+
+#include "enclave/sandbox.h"
+#include "envs/task.h"
+#include "envs/tools.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* What one tool call gave: the observation text the policy sees. */
+typedef struct {
+    char *text;         /* malloc'd, NUL-terminated */
+    size_t len;
+    int exit_status;    /* 0 success; the command's status for run / run_public_tests; -1 killed */
+    bool truncated;     /* cut to the output cap */
+    double duration_s;
+} harness_tool_outcome;
+
+/* Runs a parsed call (not submit) in the workspace sandbox `sb`. Returns 0
+ * with *out filled whatever the tool did; a negative code when the sandbox
+ * itself failed (infrastructure) or out of memory. */
+int harness_tool_exec(rlvr_sandbox *sb, const rlvr_task *task, const rlvr_tool_call *call, double timeout_s,
+                      int64_t out_cap, harness_tool_outcome *out);
+
+void harness_tool_outcome_free(harness_tool_outcome *o);
+
+#endif
