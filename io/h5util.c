@@ -638,7 +638,7 @@ int rlvr_h5_column_create(rlvr_h5_column *c, hid_t loc, const char *name, hid_t 
     c->elem_size = elem_size;
     c->chunk_rows = chunk_rows ? chunk_rows : 1024;
     c->name = name;
-    c->buf = malloc(c->chunk_rows * elem_size);
+    c->buf = malloc(c->chunk_rows * elem_size + RLVR_H5_CHUNK_SLACK);
     if (!c->buf) {
         rlvr_h5_column_close(c);
         return RLVR_FAIL(RLVR_ENOMEM, "out of memory for column %s", name);
@@ -673,7 +673,7 @@ int rlvr_h5_column_open(rlvr_h5_column *c, hid_t loc, const char *name, hid_t me
     rlvr_h5_close(&space);
     c->n_file = c->extent = n;
     c->chunk_rows = (size_t)dataset_block_rows(c->dset, 1);
-    c->buf = malloc(c->chunk_rows * elem_size);
+    c->buf = malloc(c->chunk_rows * elem_size + RLVR_H5_CHUNK_SLACK);
     if (!c->buf) {
         rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory for column %s", name);
         goto fail;
@@ -684,22 +684,29 @@ fail:
     return rc;
 }
 
-/* Batch mode: copies the rows into whole (zero-padded) chunks and queues
- * them; a partial chunk is the column's last. */
-static int column_queue(rlvr_h5_column *c, const unsigned char *rows, size_t n) {
-    size_t chunk_bytes = c->chunk_rows * c->elem_size;
+/* Batch mode: queues `raw` (a chunk buffer of the batch's, rows [n_file,
+ * n_file + k) in it) after zeroing the rest of the chunk; a partial chunk
+ * is the column's last. `raw` belongs to the batch from here on. */
+static int column_queue(rlvr_h5_column *c, unsigned char *raw, size_t k) {
+    if (c->sealed || c->n_file % c->chunk_rows != 0) {
+        free(raw);
+        return RLVR_FAIL(RLVR_ESTATE, "column %s: rows appended after its last chunk", c->name);
+    }
+    memset(raw + k * c->elem_size, 0, (c->chunk_rows - k) * c->elem_size);
+    uint64_t at = c->n_file;
+    c->n_file += k;
+    c->sealed = k < c->chunk_rows;
+    return rlvr_h5_chunk_batch_add(c->batch, c, at, k, raw);
+}
+
+/* Batch mode, rows from the caller's memory: copied into whole chunks. */
+static int column_queue_copy(rlvr_h5_column *c, const unsigned char *rows, size_t n) {
     while (n > 0) {
-        if (c->sealed || c->n_file % c->chunk_rows != 0)
-            return RLVR_FAIL(RLVR_ESTATE, "column %s: rows appended after its last chunk", c->name);
         size_t k = n < c->chunk_rows ? n : c->chunk_rows;
-        unsigned char *raw = rlvr_h5_chunk_batch_buffer(c->batch, chunk_bytes);
+        unsigned char *raw = rlvr_h5_chunk_batch_buffer(c->batch, c->chunk_rows * c->elem_size);
         if (!raw) return RLVR_FAIL(RLVR_ENOMEM, "out of memory for a chunk of %s", c->name);
         memcpy(raw, rows, k * c->elem_size);
-        memset(raw + k * c->elem_size, 0, chunk_bytes - k * c->elem_size);
-        uint64_t at = c->n_file;
-        c->n_file += k;
-        c->sealed = k < c->chunk_rows;
-        RLVR_TRY(rlvr_h5_chunk_batch_add(c->batch, c, at, k, raw));
+        RLVR_TRY(column_queue(c, raw, k));
         rows += k * c->elem_size;
         n -= k;
     }
@@ -708,7 +715,7 @@ static int column_queue(rlvr_h5_column *c, const unsigned char *rows, size_t n) 
 
 static int column_write(rlvr_h5_column *c, const void *rows, size_t n) {
     if (n == 0) return 0;
-    if (c->batch) return column_queue(c, rows, n);
+    if (c->batch) return column_queue_copy(c, rows, n);
     hsize_t size[1] = {c->n_file + n}, start[1] = {c->n_file}, count[1] = {n};
     RLVR_H5_CHECK(H5Dset_extent(c->dset, size), "extending column %s to %llu rows", c->name,
                   (unsigned long long)size[0]);
@@ -759,6 +766,18 @@ int rlvr_h5_column_push(rlvr_h5_column *c, const void *rows, size_t n) {
 
 int rlvr_h5_column_flush(rlvr_h5_column *c) {
     if (c->n_buf == 0) return 0;
+    if (c->batch) {
+        /* the buffer itself goes to the batch (no copy); a fresh one, from
+         * the chunks already written, takes its place */
+        if (c->sealed) return RLVR_FAIL(RLVR_ESTATE, "column %s: rows appended after its last chunk", c->name);
+        unsigned char *fresh = rlvr_h5_chunk_batch_buffer(c->batch, c->chunk_rows * c->elem_size);
+        if (!fresh) return RLVR_FAIL(RLVR_ENOMEM, "out of memory for a chunk of %s", c->name);
+        unsigned char *full = c->buf;
+        size_t k = c->n_buf;
+        c->buf = fresh;
+        c->n_buf = 0;
+        return column_queue(c, full, k);
+    }
     RLVR_TRY(column_write(c, c->buf, c->n_buf));
     c->n_buf = 0;
     return 0;

@@ -138,13 +138,14 @@ typedef struct {
     bool owns_mem_type;
     size_t elem_size;
     size_t chunk_rows;   /* rows per chunk = buffer capacity */
-    unsigned char *buf;  /* (chunk_rows * elem_size) */
+    unsigned char *buf;  /* chunk_rows * elem_size (+ RLVR_H5_CHUNK_SLACK, io/chunks.h) */
     size_t n_buf;        /* rows waiting in buf */
     hsize_t n_file;      /* rows already in the file (or queued in batch) */
     hsize_t extent;      /* the dataset's current length */
     const char *name;    /* for messages; static storage */
-    /* When set, whole chunks go to this batch (io/chunks.h) to be compressed
-     * in parallel; the last, partial chunk seals the column. */
+    /* When set, whole chunks go to this batch (io/chunks.h) to be encoded
+     * in parallel (buf itself is handed over when it fills); the last,
+     * partial chunk seals the column. */
     struct rlvr_h5_chunk_batch *batch;
     bool sealed;
 } rlvr_h5_column;

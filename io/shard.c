@@ -73,9 +73,12 @@ static const column_spec rollout_columns[RO_N] = {
     [RO_T_QUEUE] = {"rollouts/queue_s", RLVR_DT_F64, 0},
 };
 
-/* Raw bytes of full chunks queued before they are compressed (in parallel)
- * and written; their buffers are then reused for the next ones. */
+/* Raw bytes of full chunks queued but not yet stored beyond which the
+ * appending thread helps encode them; their buffers are then reused. */
 #define SHARD_BATCH_BYTES ((size_t)4 << 20)
+/* With fsync on, the kernel is asked to start writing the file each time
+ * this much more was stored, so the commit's fsync waits for little. */
+#define SHARD_WRITEBACK_BYTES ((size_t)1 << 20)
 
 static size_t spec_size(const column_spec *c) { return c->str_size ? c->str_size : rlvr_dtype_size(c->dtype); }
 
@@ -89,7 +92,7 @@ struct rlvr_shard_writer {
     int rank;
     int64_t n_rollouts, n_tokens, n_turns;
     rlvr_h5_column tok[TK_N], turn[TU_N], roll[RO_N];
-    rlvr_h5_chunk_batch *batch; /* compresses full chunks on all cores */
+    rlvr_h5_chunk_batch *batch; /* encodes full chunks on all cores */
 };
 
 int rlvr_shard_path(char *buf, size_t cap, const char *dir, int64_t step, int rank) {
@@ -111,19 +114,24 @@ static int create_columns(rlvr_h5_column *cols, const column_spec *specs, int n,
     return 0;
 }
 
-static void use_batch(rlvr_h5_column *cols, int n, rlvr_h5_chunk_batch *batch) {
-    for (int i = 0; i < n; i++) cols[i].batch = batch;
+static int use_batch(rlvr_h5_column *cols, int n, rlvr_h5_chunk_batch *batch) {
+    for (int i = 0; i < n; i++) RLVR_TRY(rlvr_h5_chunk_batch_attach(batch, &cols[i]));
+    return 0;
 }
 
-static void close_columns(rlvr_h5_column *cols, int n) {
-    for (int i = 0; i < n; i++) rlvr_h5_column_close(&cols[i]);
+/* Their buffers go back to the batch's pool (and on to the next shard's). */
+static void close_columns(rlvr_h5_column *cols, int n, rlvr_h5_chunk_batch *batch) {
+    for (int i = 0; i < n; i++) {
+        if (batch) rlvr_h5_chunk_batch_detach(batch, &cols[i]);
+        rlvr_h5_column_close(&cols[i]);
+    }
 }
 
 static void writer_free(rlvr_shard_writer *w) {
+    close_columns(w->tok, TK_N, w->batch);
+    close_columns(w->turn, TU_N, w->batch);
+    close_columns(w->roll, RO_N, w->batch);
     rlvr_h5_chunk_batch_free(w->batch);
-    close_columns(w->tok, TK_N);
-    close_columns(w->turn, TU_N);
-    close_columns(w->roll, RO_N);
     rlvr_h5_close(&w->file);
     free(w);
 }
@@ -168,13 +176,21 @@ int rlvr_shard_create(rlvr_shard_writer **out, const char *dir, int64_t step, in
         (rc = create_columns(w->turn, turn_columns, TU_N, w->file, 4096, level)) < 0 ||
         (rc = create_columns(w->roll, rollout_columns, RO_N, w->file, 1024, level)) < 0)
         goto fail;
-    /* deflate is what costs: only then are chunks compressed in parallel
-     * (without it HDF5 writes straight from our buffers, which is faster) */
-    if (level > 0) {
-        if ((rc = rlvr_h5_chunk_batch_new(&w->batch, level, SHARD_BATCH_BYTES)) < 0) goto fail;
-        use_batch(w->tok, TK_N, w->batch);
-        use_batch(w->turn, TU_N, w->batch);
-        use_batch(w->roll, RO_N, w->batch);
+    /* full chunks are encoded on all cores and written as they are (at
+     * level 0 too: the checksum is then all there is to compute) */
+    if ((rc = rlvr_h5_chunk_batch_new(&w->batch, level, SHARD_BATCH_BYTES)) < 0 ||
+        (rc = use_batch(w->tok, TK_N, w->batch)) < 0 || (rc = use_batch(w->turn, TU_N, w->batch)) < 0 ||
+        (rc = use_batch(w->roll, RO_N, w->batch)) < 0)
+        goto fail;
+    if (opt->fsync) {
+        /* the POSIX driver's handle is its file descriptor */
+        hid_t fapl = H5Fget_access_plist(w->file);
+        void *handle = NULL;
+        if (fapl >= 0 && H5Pget_driver(fapl) == H5FD_SEC2 && H5Fget_vfd_handle(w->file, fapl, &handle) >= 0 &&
+            handle)
+            rlvr_h5_chunk_batch_writeback(w->batch, *(int *)handle, SHARD_WRITEBACK_BYTES);
+        rlvr_h5_close(&fapl);
+        H5Eclear2(H5E_DEFAULT);
     }
     int64_t zero = 0;
     if ((rc = rlvr_h5_column_push(&w->roll[RO_TOKEN_OFFSET], &zero, 1)) < 0 ||
@@ -301,14 +317,14 @@ static int flush_columns(rlvr_h5_column *cols, int n) {
 int rlvr_shard_commit(rlvr_shard_writer *w, char *path_out, size_t cap) {
     int rc = 0;
     if ((rc = flush_columns(w->tok, TK_N)) < 0 || (rc = flush_columns(w->turn, TU_N)) < 0 ||
-        (rc = flush_columns(w->roll, RO_N)) < 0 || (w->batch && (rc = rlvr_h5_chunk_batch_write(w->batch)) < 0) ||
+        (rc = flush_columns(w->roll, RO_N)) < 0 || (rc = rlvr_h5_chunk_batch_write(w->batch)) < 0 ||
         (rc = rlvr_h5_attr_put_i64(w->file, "n_rollouts", w->n_rollouts)) < 0 ||
         (rc = rlvr_h5_attr_put_i64(w->file, "n_tokens", w->n_tokens)) < 0 ||
         (rc = rlvr_h5_attr_put_i64(w->file, "n_turns", w->n_turns)) < 0)
         goto fail;
-    close_columns(w->tok, TK_N);
-    close_columns(w->turn, TU_N);
-    close_columns(w->roll, RO_N);
+    close_columns(w->tok, TK_N, w->batch);
+    close_columns(w->turn, TU_N, w->batch);
+    close_columns(w->roll, RO_N, w->batch);
     if (H5Fclose(w->file) < 0) {
         w->file = H5I_INVALID_HID;
         rc = RLVR_H5_FAIL("closing shard %s", w->part);

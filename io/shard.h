@@ -13,6 +13,12 @@
  * for one step, readers want whole shards, and SWMR needs POSIX write
  * ordering that NFS and some parallel file systems lack.)
  *
+ * Cost: full chunks are shuffled, deflated (libdeflate, zlib streams) and
+ * checksummed on helper threads — OMP_NUM_THREADS in all, the appending
+ * thread included — while appends go on; with fsync the kernel is asked to
+ * write the file out as it grows. Chunk buffers stay allocated for the next
+ * shard (io/chunks.h).
+ *
  * The schema is in docs/FORMATS.md ("Rollout shard"). io/ knows nothing of
  * MPI: the caller passes its rank number. */
 #ifndef RLVR_IO_SHARD_H

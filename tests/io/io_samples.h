@@ -17,10 +17,14 @@ static const rlvr_model_config sample_model_config = {
     .rope_theta = 10000.0f, .norm_eps = 1e-5f, .tie_embeddings = true, .init_seed = 3, .init_std = 0.02f,
 };
 
-/* dir/step_00000005.rank_0001.h5 with n rollouts. */
+/* dir/step_00000005.rank_0001.h5 with n rollouts, at the default level,
+ * in chunks of 64 tokens: readers decode many chunks that were encoded on
+ * helper threads, not just one partial chunk per column. */
 static inline int sample_shard(const char *dir, int n, char *path, size_t cap) {
     rlvr_shard_writer *w;
-    RLVR_TRY(rlvr_shard_create(&w, dir, 5, 1, NULL));
+    rlvr_shard_options opt = RLVR_SHARD_OPTIONS_INIT;
+    opt.chunk_tokens = 64;
+    RLVR_TRY(rlvr_shard_create(&w, dir, 5, 1, &opt));
     rlvr_rollout r;
     int rc = rlvr_rollout_init(&r, 16, 2);
     for (int k = 0; rc == 0 && k < n; k++) {

@@ -90,6 +90,10 @@ static void test_round_trips(const char *dir) {
     max.compression = 9;
     max.chunk_tokens = 1;
     write_and_check(dir, 7, 0, 5, &max);
+    rlvr_shard_options plain = RLVR_SHARD_OPTIONS_INIT;
+    plain.compression = 0;
+    plain.chunk_tokens = 37; /* many odd-sized chunks stored as they are, with fsync */
+    write_and_check(dir, 8, 1, 23, &plain);
 }
 
 static void test_refusals(const char *dir) {
