@@ -113,7 +113,7 @@ float dot_invariant(const float *a, const float *b, int n) {
  * compile-time constants at every call (the accumulators stay in registers).
  * The arithmetic per element is exactly dot_invariant's. */
 static inline __attribute__((always_inline)) void block(float *out, int ldo, const float *a, int lda,
-                                                        const float *w, int C, int rb, int ob) {
+                                                        const float *w, int C, int pf, int rb, int ob) {
     vf acc[RB][OB];
     for (int r = 0; r < rb; r++)
         for (int j = 0; j < ob; j++) acc[r][j] = (vf){0};
@@ -122,6 +122,12 @@ static inline __attribute__((always_inline)) void block(float *out, int ldo, con
         /* each input vector is loaded once and used ob (or rb) times */
         vf av[RB];
         for (int r = 0; r < rb; r++) av[r] = pinned(load(a + (size_t)r * lda + (size_t)k * VW));
+        /* Software prefetch of the next block of weights (the OB rows after
+         * these, contiguous; the next output group of the same thread):
+         * streaming weights from memory is what stalls the batched decode.
+         * Changes no arithmetic. */
+        if (pf)
+            for (int j = 0; j < ob; j++) __builtin_prefetch(w + (size_t)ob * C + ((size_t)k * ob + j) * VW, 0, 3);
         for (int j = 0; j < ob; j++) {
             vf wv = pinned(load(w + (size_t)j * C + (size_t)k * VW));
             for (int r = 0; r < rb; r++) acc[r][j] += av[r] * wv;
@@ -144,10 +150,10 @@ static inline __attribute__((always_inline)) void block(float *out, int ldo, con
     }
 }
 
-typedef void (*block_fn)(float *, int, const float *, int, const float *, int);
+typedef void (*block_fn)(float *, int, const float *, int, const float *, int, int);
 #define BLOCK_FN(R, O)                                                                          \
-    static void block_##R##_##O(float *out, int ldo, const float *a, int lda, const float *w, int C) { \
-        block(out, ldo, a, lda, w, C, R, O);                                                    \
+    static void block_##R##_##O(float *out, int ldo, const float *a, int lda, const float *w, int C, int pf) { \
+        block(out, ldo, a, lda, w, C, pf, R, O);                                                    \
     }
 BLOCK_FN(1, 1)
 BLOCK_FN(1, 4)
@@ -178,8 +184,8 @@ static void tile_columns(float *out, const float *inp, const float *weight, int 
         const float *a = inp + (size_t)r * C;
         float *o = out + (size_t)r * OC;
         int j = o0;
-        for (; j + OB <= o1; j += OB) blocks[rb - 1][1](o + j, OC, a, C, weight + (size_t)j * C, C);
-        for (; j < o1; j++) blocks[rb - 1][0](o + j, OC, a, C, weight + (size_t)j * C, C);
+        for (; j + OB <= o1; j += OB) blocks[rb - 1][1](o + j, OC, a, C, weight + (size_t)j * C, C, 1);
+        for (; j < o1; j++) blocks[rb - 1][0](o + j, OC, a, C, weight + (size_t)j * C, C, 0);
     }
 }
 
