@@ -59,7 +59,7 @@ static void test_determinism(void) {
     CHECK_OK(gen("c", "bugfix-c", RLVR_SPLIT_TRAIN, 1, 3, 1, 5));
     snprintf(c, sizeof c, "%s/c", dir);
     const char *id = "bugfix-c-train-d1-s5-000003";
-    char pa[4096], pc[4096];
+    char pa[2048], pc[2048];
     snprintf(pa, sizeof pa, "%s/%s.json", a, id);
     snprintf(pc, sizeof pc, "%s/%s.json", c, id);
     CHECK(sh("cmp -s %s %s", pa, pc) == 0);
