@@ -25,7 +25,6 @@
 #include "enclave/gitrepo.h"
 #include "enclave/verify.h"
 
-#include <git2.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -97,25 +96,7 @@ static int make_repo(const char *dir, double mb, uint64_t seed, char commit_hex[
     }
     free(buf);
     if (rc < 0) return rc;
-    git_repository *repo = NULL;
-    git_index *index = NULL;
-    git_signature *sig = NULL;
-    git_tree *tree = NULL;
-    git_oid tree_id, commit_id;
-    RLVR_GIT_CHECK(git_repository_init(&repo, dir, 0));
-    rc = git_repository_index(&index, repo);
-    if (rc == 0) rc = git_index_add_all(index, NULL, 0, NULL, NULL);
-    if (rc == 0) rc = git_index_write_tree(&tree_id, index);
-    if (rc == 0) rc = git_tree_lookup(&tree, repo, &tree_id);
-    if (rc == 0) rc = git_signature_new(&sig, "bench", "bench@localhost", 1700000000, 0);
-    if (rc == 0) rc = git_commit_create(&commit_id, repo, "HEAD", sig, sig, NULL, "bench\n", tree, 0, NULL);
-    if (rc == 0) git_oid_tostr(commit_hex, 41, &commit_id);
-    int out = rc < 0 ? rlvr_git_fail(rc, "committing the bench repository", __FILE__, __LINE__) : 0;
-    git_signature_free(sig);
-    git_tree_free(tree);
-    git_index_free(index);
-    git_repository_free(repo);
-    return out;
+    return rlvr_git_init_commit_all(dir, "bench\n", commit_hex);
 }
 
 static void task_spec(rlvr_verify_spec *s, const char *repo, const char *commit, bool fresh) {

@@ -75,6 +75,30 @@ static int commit_tree(git_repository *repo, const git_oid *tree_id, git_oid *co
     return 0;
 }
 
+int rlvr_git_init_commit_all(const char *dir, const char *message, char commit_hex[41]) {
+    git_repository *repo = NULL;
+    git_index *index = NULL;
+    git_signature *sig = NULL;
+    git_tree *tree = NULL;
+    git_oid tree_id, commit_id;
+    RLVR_GIT_CHECK(git_repository_init(&repo, dir, 0));
+    int rc = git_repository_index(&index, repo);
+    if (rc == 0) rc = git_index_add_all(index, NULL, 0, NULL, NULL);
+    if (rc == 0) rc = git_index_write(index);
+    if (rc == 0) rc = git_index_write_tree(&tree_id, index);
+    if (rc == 0) rc = git_tree_lookup(&tree, repo, &tree_id);
+    if (rc == 0) rc = git_signature_new(&sig, "rlvr", "rlvr@localhost", 1700000000, 0);
+    if (rc == 0) rc = git_commit_create(&commit_id, repo, "HEAD", sig, sig, NULL, message, tree, 0, NULL);
+    if (rc == 0) git_oid_tostr(commit_hex, 41, &commit_id);
+    int out = rc < 0 ? rlvr_git_fail(rc, "committing the files of a new repository", __FILE__, __LINE__) : 0;
+    git_signature_free(sig);
+    git_tree_free(tree);
+    git_index_free(index);
+    git_repository_free(repo);
+    if (out < 0) rlvr_error_wrap(out, "repository %s", dir);
+    return out;
+}
+
 static int export_into(git_repository *src, const char *rev, const char *dest, bool bare, const char *extra_dir,
                        char tree_hex[41]) {
     git_object *obj = NULL;

@@ -21,6 +21,13 @@ int rlvr_git_fail(int git_rc, const char *what, const char *file, int line);
  * configuration search paths emptied. Safe to call many times. */
 int rlvr_git_init(void);
 
+/* Initialises a repository in `dir` (an existing directory of files), adds
+ * every file that is not ignored, writes the index and makes one commit with
+ * `message` by a fixed author at a fixed time, so equal trees give equal
+ * commit ids. `commit_hex` (41 bytes) receives the commit id. For fixtures
+ * and benchmarks that need a real repository. */
+int rlvr_git_init_commit_all(const char *dir, const char *message, char commit_hex[41]);
+
 /* Exports the tree of `rev` (a commit-ish revspec) of the repository at
  * `repo_dir` (bare or not) into a new repository at `dest` (an empty or
  * missing directory): the tree's objects only, one commit, and, unless

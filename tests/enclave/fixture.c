@@ -169,28 +169,6 @@ static int apply_edits(const char *root, const fixture_edit *edits, size_t n) {
     return 0;
 }
 
-static int commit_all(const char *dir, char commit_hex[41]) {
-    git_repository *repo = NULL;
-    git_index *index = NULL;
-    git_signature *sig = NULL;
-    git_tree *tree = NULL;
-    git_oid tree_id, commit_id;
-    RLVR_GIT_CHECK(git_repository_init(&repo, dir, 0));
-    int rc = git_repository_index(&index, repo);
-    if (rc == 0) rc = git_index_add_all(index, NULL, 0, NULL, NULL);
-    if (rc == 0) rc = git_index_write(index);
-    if (rc == 0) rc = git_index_write_tree(&tree_id, index);
-    if (rc == 0) rc = git_tree_lookup(&tree, repo, &tree_id);
-    if (rc == 0) rc = git_signature_new(&sig, "fixture", "fixture@localhost", 1700000000, 0);
-    if (rc == 0) rc = git_commit_create(&commit_id, repo, "HEAD", sig, sig, NULL, "fixture base\n", tree, 0, NULL);
-    if (rc == 0) git_oid_tostr(commit_hex, 41, &commit_id);
-    int out = rc < 0 ? rlvr_git_fail(rc, "committing the fixture", __FILE__, __LINE__) : 0;
-    git_signature_free(sig);
-    git_tree_free(tree);
-    git_index_free(index);
-    git_repository_free(repo);
-    return out;
-}
 
 static const char *const sh_f2p[] = {"mul", "mul_neg", NULL};
 static const char *const sh_p2p[] = {"add", "sub", "neg", NULL};
@@ -232,7 +210,7 @@ int fixture_create(fixture *f, fixture_kind kind, const char *parent) {
         const char *hidden = kind == FIXTURE_FLAKY ? hidden_flaky : hidden_sh;
         RLVR_TRY(write_at(f->hidden, "tests/hidden/run.sh", hidden, strlen(hidden)));
     }
-    RLVR_TRY(commit_all(f->repo, f->base));
+    RLVR_TRY(rlvr_git_init_commit_all(f->repo, "fixture base\n", f->base));
     /* the base tree id, via an export (also checks the export works) */
     snprintf(path, sizeof path, "%s/probe-export", f->root);
     RLVR_TRY(rlvr_git_export(f->repo, f->base, path, true, NULL, f->base_tree));
