@@ -7,5 +7,6 @@ const rlvr_bench rlvr_benches[] = {
     {"policy", rlvr_bench_policy},
     {"io", rlvr_bench_io},
     {"enclave", rlvr_bench_enclave},
+    {"harness", rlvr_bench_harness},
     {NULL, NULL},
 };

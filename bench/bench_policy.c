@@ -6,6 +6,8 @@
  *           prompt: aggregate tokens/s and the speed-up of the group.
  *   prefill a group's prompt shared (one prefill + G−1 copy-on-write forks) vs
  *           G separate prefills.
+ *   small   the size rlvr trains (d=128 L=4, 2048-token context): one long
+ *           prompt's prefill, then decoding at batch 1 and a group of 32.
  *
  * Every figure is measured in this run, its ceiling too (sgemm GFLOP/s on the
  * matching shapes: M = tokens for training, M = batch rows for decode, M =
@@ -24,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAX_ROWS = 8, GROUP = 16, PROMPT = 256, PREFILL_ROWS = 64 };
+enum { MAX_ROWS = 12, GROUP = 16, PROMPT = 256, PREFILL_ROWS = 128 };
 
 /* One result line, kept for the table. */
 typedef struct {
@@ -361,6 +363,101 @@ static int bench_prefill(report *rep, decode_setup *d) {
     return 0;
 }
 
+/* ---- generation at the trained size --------------------------------------- */
+
+/* The policy rlvr trains by default: d=128, L=4, 4 query and 2 KV heads
+ * (head size 32), d_ff=352, a 2048-token context. Its kernels are small, so
+ * this is where thread wake-ups and barriers show; a long prompt makes the
+ * attention over the cache the larger part. */
+enum { SMALL_CONTEXT = 2048, SMALL_GROUP = 32, SMALL_HOLDER = SMALL_GROUP };
+
+static rlvr_model_config small_shape(int vocab) {
+    return (rlvr_model_config){
+        .vocab = vocab, .d_model = 128, .n_layers = 4, .n_heads = 4, .n_kv_heads = 2, .d_ff = 352,
+        .max_seq = SMALL_CONTEXT, .rope_theta = 10000.0f, .norm_eps = 1e-5f, .tie_embeddings = false,
+        .init_seed = 1, .init_std = 0.02f,
+    };
+}
+
+/* Best of `rounds` prefills of the prompt into the holder slot. */
+static int time_small_prefill(rlvr_sampler *s, const int32_t *prompt, int n, int rounds, double *best) {
+    for (int r = 0; r < rounds; r++) {
+        RLVR_TRY(rlvr_sampler_reset(s, SMALL_HOLDER, 0, 0));
+        double t = rlvr_now();
+        RLVR_TRY(rlvr_sampler_prefill(s, SMALL_HOLDER, prompt, n));
+        t = rlvr_now() - t;
+        if (r == 0 || t < *best) *best = t;
+    }
+    return 0;
+}
+
+/* Best of `rounds` runs of g forks of the holder decoding `steps` tokens each. */
+static int time_small_decode(rlvr_sampler *s, int g, int steps, int rounds, double *best) {
+    int32_t slots[SMALL_GROUP];
+    rlvr_sample out[SMALL_GROUP];
+    for (int r = 0; r < rounds; r++) {
+        for (int i = 0; i < g; i++) {
+            slots[i] = i;
+            RLVR_TRY(rlvr_sampler_fork(s, i, SMALL_HOLDER, (uint32_t)i));
+        }
+        double t = rlvr_now();
+        for (int k = 0; k < steps; k++) RLVR_TRY(rlvr_sampler_decode(s, slots, g, out));
+        t = rlvr_now() - t;
+        if (r == 0 || t < *best) *best = t;
+    }
+    return 0;
+}
+
+static void small_row(report *rep, const char *bench, const rlvr_model_config *c, const char *extra, double tokens,
+                      double flops, double seconds, double ceiling, double speedup) {
+    row r = {.tokens_per_s = tokens / seconds, .gflops = flops / seconds / 1e9, .ceiling = ceiling};
+    snprintf(r.bench, sizeof r.bench, "%s", bench);
+    config_text(r.config, sizeof r.config, c, extra);
+    r.ratio = r.gflops / ceiling;
+    r.speedup = speedup;
+    emit(rep, &r);
+}
+
+static int bench_small_generation(report *rep) {
+    rlvr_model_config c = small_shape(rep->vocab);
+    int new_tokens = rep->quick ? 16 : 64, n = SMALL_CONTEXT - new_tokens, rounds = rep->quick ? 2 : 3;
+    rlvr_model *m = NULL;
+    rlvr_sampler *s = NULL;
+    int32_t *prompt = malloc((size_t)n * sizeof *prompt);
+    if (!prompt) return RLVR_FAIL(RLVR_ENOMEM, "bench: out of memory for a %d-token prompt", n);
+    random_tokens(prompt, n, 256, 3);
+    rlvr_sampler_config sc = RLVR_SAMPLER_CONFIG_INIT;
+    sc.kv_slots = SMALL_GROUP + 1;
+    sc.max_new_tokens = 0;
+    sc.seed = 99;
+    double tp = 0, t1 = 0, tg = 0, ceil_p = 0, ceil_1 = 0, ceil_g = 0;
+    int rc = rlvr_model_new(&m, &c);
+    if (rc == 0) rc = rlvr_sampler_new(&s, m, &sc);
+    if (rc == 0) rc = time_small_prefill(s, prompt, n, rounds, &tp);
+    if (rc == 0) rc = time_small_decode(s, 1, new_tokens, 1, &t1); /* warm-up */
+    if (rc == 0) rc = time_small_decode(s, 1, new_tokens, rounds, &t1);
+    if (rc == 0) rc = time_small_decode(s, SMALL_GROUP, new_tokens, rounds, &tg);
+    double min_s = rep->quick ? 0.2 : 0.5;
+    if (rc == 0) rc = sgemm_ceiling(&ceil_p, &c, PREFILL_ROWS, false, min_s);
+    if (rc == 0) rc = sgemm_ceiling(&ceil_1, &c, 1, false, min_s);
+    if (rc == 0) rc = sgemm_ceiling(&ceil_g, &c, SMALL_GROUP, false, min_s);
+    if (rc == 0) {
+        char extra[64];
+        double one = append_flops(&c, n, new_tokens); /* one sequence's decode */
+        snprintf(extra, sizeof extra, "prompt=%d", n);
+        small_row(rep, "policy_prefill", &c, extra, n, prefill_flops(&c, n), tp, ceil_p, 0);
+        snprintf(extra, sizeof extra, "prompt=%d new=%d batch=1", n, new_tokens);
+        small_row(rep, "policy_decode", &c, extra, new_tokens, one, t1, ceil_1, 0);
+        snprintf(extra, sizeof extra, "prompt=%d new=%d batch=%d shared", n, new_tokens, SMALL_GROUP);
+        small_row(rep, "policy_decode", &c, extra, (double)SMALL_GROUP * new_tokens, SMALL_GROUP * one, tg, ceil_g,
+                  SMALL_GROUP * t1 / tg);
+    }
+    rlvr_sampler_free(s);
+    rlvr_model_free(m);
+    free(prompt);
+    return rc;
+}
+
 /* ---- table ----------------------------------------------------------------- */
 
 static void print_table(const report *rep, int threads) {
@@ -389,6 +486,7 @@ int rlvr_bench_policy(const rlvr_bench_options *opt) {
     if (rc == 0) rc = bench_prefill(&rep, &d);
     rlvr_sampler_free(d.s);
     rlvr_model_free(d.m);
+    if (rc == 0) rc = bench_small_generation(&rep);
     if (rc == 0 && !opt->json_only) print_table(&rep, threads);
     return rc;
 }

@@ -16,12 +16,20 @@ typedef struct {
     int64_t train_count, eval_count, regression_count;
     int difficulty;
     uint64_t seed;
+    int64_t check_runs;        /* quarantine runs when the run validates its built-in pool */
+    int64_t check_jobs;        /* tasks validated in parallel (0 = physical cores) */
+    uint32_t tools;            /* tool set of generated multi-turn tasks (0 = all) */
 } rlvr_tasks_config;
 
 /* [harness]: ceilings every rollout runs under (SPEC §5.5), unless the task
  * sets its own (rlvr_task_budgets_resolve). Truncation scoring lives in
  * [reward] truncation. */
+/* How the prompt's system turn lists the tools: each with its full JSON
+ * schema, or only its argument names (optional ones marked '?'). */
+typedef enum { RLVR_TOOL_PROMPT_SCHEMA = 0, RLVR_TOOL_PROMPT_COMPACT = 1 } rlvr_tool_prompt;
+
 typedef struct {
+    rlvr_tool_prompt tool_prompt;
     rlvr_task_budgets budgets; /* all > 0 */
     int64_t tool_output_bytes; /* one tool observation is cut to this many bytes */
 } rlvr_harness_config;

@@ -39,9 +39,10 @@ typedef struct {
     uint64_t seed;
     rlvr_split split;
     int difficulty;     /* 1..3 */
+    uint32_t tools;     /* tool set of generated multi-turn tasks (envs/tools.h mask); 0 = all tools */
 } rlvr_task_gen_options;
 
-#define RLVR_TASK_GEN_OPTIONS_INIT {RLVR_TASK_GEN_OPTIONS_VERSION, "arith", 1, 0, 1, RLVR_SPLIT_TRAIN, 1}
+#define RLVR_TASK_GEN_OPTIONS_INIT {RLVR_TASK_GEN_OPTIONS_VERSION, "arith", 1, 0, 1, RLVR_SPLIT_TRAIN, 1, 0}
 
 /* The family names, NULL-terminated. */
 extern const char *const rlvr_task_families[];

@@ -470,7 +470,7 @@ static int fill_task(rlvr_task *t, const rlvr_task_gen_options *opts, const char
     prompt_for(prompt, sizeof prompt, lib, &plan->tests[plan->public_fail], opts->difficulty);
     RLVR_TRY(gen_strdup(&t->prompt, prompt));
     t->verifier = RLVR_VERIFIER_TESTS;
-    t->tools = RLVR_TOOLS_ALL;
+    t->tools = opts->tools ? opts->tools : RLVR_TOOLS_ALL;
     int d = opts->difficulty;
     t->budgets = (rlvr_task_budgets){.turns = 4 + 4 * d, .policy_tokens = 512 * (d + 1), .context_tokens = 4096 * d,
                                      .tool_timeout_s = 10.0};

@@ -14,10 +14,13 @@
 #include "envs/turn.h"
 #include "rl/config.h"
 
+#include <errno.h>
+#include <jansson.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 void rlvr_harness_options_default(rlvr_harness_options *o) {
     memset(o, 0, sizeof *o);
@@ -34,6 +37,7 @@ int rlvr_harness_options_from_config(rlvr_harness_options *out, const rlvr_confi
     RLVR_TRY(rlvr_harness_config_read(cfg, &h));
     out->budgets = h.budgets;
     out->tool_output_bytes = h.tool_output_bytes;
+    out->tool_prompt = h.tool_prompt;
     RLVR_TRY(rlvr_rl_repetition_config_load(&out->repetition, cfg));
     return rlvr_sandbox_limits_from_config(cfg, &out->tool_limits);
 }
@@ -46,6 +50,7 @@ void rlvr_harness_job_clear(rlvr_harness_job *job) {
     job->calls = job->calls_parsed = 0;
     job->public_tests_changed = false;
     job->patch_reason = 0;
+    job->prompt_shared = false;
 }
 
 /* ---- the prompt -------------------------------------------------------------------- */
@@ -66,18 +71,50 @@ static int add_text(char **s, size_t *n, size_t *cap, const char *text) {
 }
 
 /* The system turn: how to call a tool, and each tool with its schema. */
-static int system_text(uint32_t tools, char **out, size_t *len) {
+/* "path, start?, end?": the schema's properties, optional ones marked. */
+static void compact_args(rlvr_tool_id t, char *out, size_t cap) {
+    out[0] = 0;
+    json_t *schema = json_loads(rlvr_tool_schema_json(t), 0, NULL);
+    json_t *props = json_object_get(schema, "properties"), *req = json_object_get(schema, "required");
+    const char *key;
+    json_t *v;
+    size_t n = 0;
+    json_object_foreach(props, key, v) {
+        bool required = false;
+        size_t i;
+        json_t *r;
+        json_array_foreach(req, i, r) required |= json_is_string(r) && strcmp(json_string_value(r), key) == 0;
+        int w = snprintf(out + n, cap - n, "%s%s%s", n ? ", " : "", key, required ? "" : "?");
+        if (w < 0 || (size_t)w >= cap - n) break;
+        n += (size_t)w;
+    }
+    json_decref(schema);
+}
+
+/* The system turn: how to call tools, then one line per allowed tool, with
+ * its JSON schema (RLVR_TOOL_PROMPT_SCHEMA) or just its argument names
+ * (RLVR_TOOL_PROMPT_COMPACT: a much shorter prompt for small models; calls
+ * are validated against the full schema either way). */
+static int system_text(uint32_t tools, rlvr_tool_prompt style, char **out, size_t *len) {
     char *s = NULL;
     size_t n = 0, cap = 0;
     int rc = add_text(&s, &n, &cap,
-                      "You work in a repository through tools. Call one tool per turn by writing "
-                      "<|tool_call|>{\"name\": TOOL, \"arguments\": {...}}<|/tool_call|> at the end of the turn. "
-                      "A turn without a tool call ends the episode; so does submit.\nTools:\n");
+                      style == RLVR_TOOL_PROMPT_COMPACT
+                          ? "Call one tool per turn: <|tool_call|>{\"name\": TOOL, \"arguments\": {...}}<|/tool_call|>. "
+                            "No call, or submit, ends the episode.\nTools:\n"
+                          : "You work in a repository through tools. Call one tool per turn by writing "
+                            "<|tool_call|>{\"name\": TOOL, \"arguments\": {...}}<|/tool_call|> at the end of the turn. "
+                            "A turn without a tool call ends the episode; so does submit.\nTools:\n");
     for (int t = 0; rc == 0 && t < RLVR_TOOL_COUNT; t++) {
         if (!(tools & (1u << t))) continue;
-        char line[1024];
-        snprintf(line, sizeof line, "- %s: %s Arguments: %s\n", rlvr_tool_name((rlvr_tool_id)t),
-                 rlvr_tool_description((rlvr_tool_id)t), rlvr_tool_schema_json((rlvr_tool_id)t));
+        char line[1024], args[256];
+        if (style == RLVR_TOOL_PROMPT_COMPACT) {
+            compact_args((rlvr_tool_id)t, args, sizeof args);
+            snprintf(line, sizeof line, "- %s(%s)\n", rlvr_tool_name((rlvr_tool_id)t), args);
+        } else {
+            snprintf(line, sizeof line, "- %s: %s Arguments: %s\n", rlvr_tool_name((rlvr_tool_id)t),
+                     rlvr_tool_description((rlvr_tool_id)t), rlvr_tool_schema_json((rlvr_tool_id)t));
+        }
         rc = add_text(&s, &n, &cap, line);
     }
     if (rc < 0) {
@@ -89,12 +126,13 @@ static int system_text(uint32_t tools, char **out, size_t *len) {
     return 0;
 }
 
-int rlvr_harness_render_prompt(rlvr_token_buf *out, const rlvr_tokenizer *tok, const rlvr_task *task) {
+int rlvr_harness_render_prompt(rlvr_token_buf *out, const rlvr_tokenizer *tok, const rlvr_task *task,
+                               const rlvr_harness_options *opt) {
     RLVR_TRY(rlvr_template_begin(out, tok));
     if (task->tools) {
         char *sys;
         size_t len;
-        RLVR_TRY(system_text(task->tools, &sys, &len));
+        RLVR_TRY(system_text(task->tools, opt ? opt->tool_prompt : RLVR_TOOL_PROMPT_SCHEMA, &sys, &len));
         int rc = rlvr_template_message(out, tok, RLVR_ROLE_SYSTEM, sys, len);
         free(sys);
         RLVR_TRY(rc);
@@ -119,6 +157,9 @@ typedef struct {
     /* the turn being finished, and its tool call while it runs */
     rlvr_turn turn;
     rlvr_tool_call call;
+    bool malformed;    /* no tool: the observation is `err` (routed like a tool for simulated latency) */
+    rlvr_tool_error err;
+    double latency_s;  /* simulated latency of this turn (options.simulated_latency) */
     harness_tool_outcome out;
     int tool_rc;
     char tool_msg[512];
@@ -136,6 +177,18 @@ typedef struct driver {
     pthread_mutex_t lock;
     pthread_cond_t cond;
 } driver;
+
+static void emit(driver *d, env *e, rlvr_harness_event ev, const rlvr_turn *turn) {
+    if (d->opt->on_event) d->opt->on_event(d->opt->event_arg, ev, e->job, turn);
+}
+
+/* Appends a finished turn to the record and reports it. */
+static int record_turn(driver *d, env *e, const rlvr_turn *turn) {
+    rlvr_rollout *r = &e->job->record;
+    RLVR_TRY(rlvr_rollout_push_turn(r, turn, NULL));
+    emit(d, e, RLVR_HARNESS_EVENT_TURN, &r->turns[r->n_turns - 1]);
+    return 0;
+}
 
 /* Readonly paths of the workspace: the public tests and every protected
  * glob that names one plain path ("/Makefile", "/tests"). */
@@ -197,7 +250,33 @@ static bool begin_turn(driver *d, env *e) {
     return true;
 }
 
-static int env_start(driver *d, env *e, rlvr_harness_job *job, int slot) {
+/* The group's source holds exactly this rollout's prompt in its slot (it
+ * started just before, so nothing was decoded since). */
+static bool can_fork(const driver *d, const env *e, const env *group) {
+    if (!group || !group->active || group->job->step != e->job->step) return false;
+    const rlvr_rollout *g = &group->job->record, *r = &e->job->record;
+    return g->prompt_tokens == r->prompt_tokens && rlvr_sampler_len(d->s, group->slot) == g->prompt_tokens &&
+           memcmp(g->tokens, r->tokens, (size_t)r->prompt_tokens * sizeof *r->tokens) == 0;
+}
+
+/* The prompt into the rollout's slot: forked from the group's slot when it
+ * holds the same prompt, else prefilled. */
+static int load_prompt(driver *d, env *e, const env *group) {
+    rlvr_harness_job *job = e->job;
+    rlvr_rollout *r = &job->record;
+    double t0 = rlvr_now();
+    if (can_fork(d, e, group)) {
+        RLVR_TRY(rlvr_sampler_fork(d->s, e->slot, group->slot, job->sequence));
+        job->prompt_shared = true;
+    } else {
+        RLVR_TRY(rlvr_sampler_reset(d->s, e->slot, job->step, job->sequence));
+        RLVR_TRY(rlvr_sampler_prefill(d->s, e->slot, r->tokens, r->prompt_tokens));
+    }
+    r->timings.generate_s += rlvr_now() - t0;
+    return 0;
+}
+
+static int env_init(driver *d, env *e, rlvr_harness_job *job, int slot) {
     memset(e, 0, sizeof *e);
     e->d = d;
     e->job = job;
@@ -212,18 +291,25 @@ static int env_start(driver *d, env *e, rlvr_harness_job *job, int slot) {
     snprintf(r->task_id, sizeof r->task_id, "%s", t->id);
     r->seed = rlvr_sampler_config_of(d->s)->seed;
     r->sample_sequence = job->sequence;
-    RLVR_TRY(rlvr_rl_repetition_new(&e->rep, &d->opt->repetition));
+    return rlvr_rl_repetition_new(&e->rep, &d->opt->repetition);
+}
 
+/* Starts a rollout in `slot`; `group` is the first rollout of its group that
+ * prefilled the prompt, started just before it (NULL when none). */
+static int env_start(driver *d, env *e, rlvr_harness_job *job, int slot, const env *group) {
+    RLVR_TRY(env_init(d, e, job, slot));
+    rlvr_rollout *r = &job->record;
     rlvr_token_buf *b = &d->scratch;
     rlvr_token_buf_clear(b);
-    RLVR_TRY(rlvr_harness_render_prompt(b, d->tok, t));
+    RLVR_TRY(rlvr_harness_render_prompt(b, d->tok, job->task, d->opt));
     RLVR_TRY(push_buf(r, b, RLVR_TOKEN_PROMPT));
     r->prompt_tokens = r->n_tokens;
+    emit(d, e, RLVR_HARNESS_EVENT_START, NULL);
     if (b->n >= e->context_cap) {
         r->stop = RLVR_STOP_CONTEXT;
         return 0;
     }
-    if (t->verifier == RLVR_VERIFIER_TESTS) {
+    if (job->task->verifier == RLVR_VERIFIER_TESTS) {
         double t0 = rlvr_now();
         int rc = workspace_open(e, d->opt);
         r->timings.tool_s += rlvr_now() - t0;
@@ -234,10 +320,7 @@ static int env_start(driver *d, env *e, rlvr_harness_job *job, int slot) {
             return 0;
         }
     }
-    RLVR_TRY(rlvr_sampler_reset(d->s, slot, job->step, job->sequence));
-    double t0 = rlvr_now();
-    RLVR_TRY(rlvr_sampler_prefill(d->s, slot, b->ids, b->n));
-    r->timings.generate_s += rlvr_now() - t0;
+    RLVR_TRY(load_prompt(d, e, group));
     begin_turn(d, e);
     return 0;
 }
@@ -298,7 +381,17 @@ static int env_finish(driver *d, env *e) {
     e->ws = NULL;
     rlvr_rl_repetition_free(e->rep);
     e->rep = NULL;
+    if (rc == 0) emit(d, e, RLVR_HARNESS_EVENT_END, NULL);
     return rc;
+}
+
+/* A turn cut by a ceiling (tokens, context, repetition): recorded without
+ * an observation, and the rollout ends. */
+static int cut_turn(driver *d, env *e) {
+    rlvr_turn turn = {.policy_start = e->turn_start, .policy_end = e->job->record.n_tokens, .exit_status = -1};
+    emit(d, e, RLVR_HARNESS_EVENT_POLICY, &turn);
+    RLVR_TRY(record_turn(d, e, &turn));
+    return env_finish(d, e);
 }
 
 /* Appends the observation and prefills it; false when the context is full. */
@@ -332,7 +425,7 @@ static int continue_turn(driver *d, env *e, const char *obs, size_t obs_len, boo
     }
     bool more = false;
     if (!done && obs) RLVR_TRY(append_observation(d, e, obs, obs_len, &e->turn, &more));
-    RLVR_TRY(rlvr_rollout_push_turn(r, &e->turn, NULL));
+    RLVR_TRY(record_turn(d, e, &e->turn));
     if (more && begin_turn(d, e)) return 0;
     return env_finish(d, e);
 }
@@ -364,12 +457,36 @@ static int tool_finished(driver *d, env *e) {
 out:
     harness_tool_outcome_free(&e->out);
     rlvr_tool_call_clear(&e->call);
+    e->malformed = false;
     return rc;
 }
 
+static void sleep_s(double seconds) {
+    struct timespec ts = {.tv_sec = (time_t)seconds, .tv_nsec = (long)((seconds - (double)(time_t)seconds) * 1e9)};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {}
+}
+
+/* A malformed call's observation as a tool outcome (simulated latency only). */
+static int malformed_outcome(const rlvr_tool_error *err, harness_tool_outcome *out) {
+    memset(out, 0, sizeof *out);
+    out->len = strlen(err->observation);
+    out->text = malloc(out->len + 1);
+    if (!out->text) return RLVR_FAIL(RLVR_ENOMEM, "out of memory for an observation");
+    memcpy(out->text, err->observation, out->len + 1);
+    out->exit_status = -1;
+    return 0;
+}
+
 static void run_tool(env *e) {
-    e->tool_rc = harness_tool_exec(rlvr_workspace_sandbox(e->ws), e->job->task, &e->call, e->b.tool_timeout_s,
-                                   e->d->opt->tool_output_bytes, &e->out);
+    if (e->malformed)
+        e->tool_rc = malformed_outcome(&e->err, &e->out);
+    else
+        e->tool_rc = harness_tool_exec(rlvr_workspace_sandbox(e->ws), e->job->task, &e->call, e->b.tool_timeout_s,
+                                       e->d->opt->tool_output_bytes, &e->out);
+    if (e->tool_rc == 0 && e->latency_s > 0) {
+        sleep_s(e->latency_s);
+        e->out.duration_s += e->latency_s;
+    }
     if (e->tool_rc < 0) snprintf(e->tool_msg, sizeof e->tool_msg, "%s", rlvr_error_last());
 }
 
@@ -381,6 +498,18 @@ static void *tool_worker(void *p) {
     pthread_cond_broadcast(&e->d->cond);
     pthread_mutex_unlock(&e->d->lock);
     return NULL;
+}
+
+/* The turn's tool (e->call, or e->err when malformed) runs: in a worker
+ * thread when the driver has them, else here. */
+static int start_tool(driver *d, env *e) {
+    const rlvr_harness_options *o = d->opt;
+    e->latency_s = o->simulated_latency ? o->simulated_latency(o->latency_arg, e->job, e->job->record.n_turns) : 0;
+    e->tool_done = false;
+    e->waiting = d->threaded && pthread_create(&e->thread, NULL, tool_worker, e) == 0;
+    if (e->waiting) return 0;
+    run_tool(e);
+    return tool_finished(d, e);
 }
 
 /* A policy turn is complete: read its call; a tool runs (in a worker thread
@@ -418,6 +547,9 @@ static int end_turn(driver *d, env *e) {
         job->calls_parsed++;
         e->turn.call_parsed = 1;
         snprintf(e->turn.tool_name, sizeof e->turn.tool_name, "%s", rlvr_tool_name(call.tool));
+    }
+    emit(d, e, RLVR_HARNESS_EVENT_POLICY, &e->turn);
+    if (kind == RLVR_TURN_CALL) {
         if (call.tool == RLVR_TOOL_SUBMIT) {
             done = true;
             e->turn.exit_status = 0;
@@ -427,12 +559,12 @@ static int end_turn(driver *d, env *e) {
                 return RLVR_FAIL(RLVR_ESTATE, "task %s: tool %s without a workspace", task->id, e->turn.tool_name);
             }
             e->call = call; /* the env owns the call until the tool is done */
-            e->tool_done = false;
-            e->waiting = d->threaded && pthread_create(&e->thread, NULL, tool_worker, e) == 0;
-            if (e->waiting) return 0;
-            run_tool(e);
-            return tool_finished(d, e);
+            return start_tool(d, e);
         }
+    } else if (kind == RLVR_TURN_MALFORMED && !done && d->opt->simulated_latency) {
+        e->malformed = true;
+        e->err = err;
+        return start_tool(d, e);
     } else if (kind == RLVR_TURN_MALFORMED) {
         obs = err.observation;
         obs_len = strlen(err.observation);
@@ -494,9 +626,7 @@ static int scripted_turn(driver *d, env *e) {
     r->timings.generate_s += rlvr_now() - t0;
     if (repeated || cut != RLVR_STOP_NONE || b->n == 0) {
         r->stop = repeated ? RLVR_STOP_REPETITION : cut != RLVR_STOP_NONE ? cut : RLVR_STOP_DONE;
-        rlvr_turn turn = {.policy_start = e->turn_start, .policy_end = r->n_tokens, .exit_status = -1};
-        RLVR_TRY(rlvr_rollout_push_turn(r, &turn, NULL));
-        return env_finish(d, e);
+        return cut_turn(d, e);
     }
     return end_turn(d, e);
 }
@@ -530,11 +660,44 @@ static int decode_step(driver *d, env *envs, int n_envs, int32_t *slots, rlvr_sa
             r->stop = RLVR_STOP_CONTEXT;
         else
             continue;
-        rlvr_turn turn = {.policy_start = e->turn_start, .policy_end = r->n_tokens, .exit_status = -1};
-        RLVR_TRY(rlvr_rollout_push_turn(r, &turn, NULL));
-        RLVR_TRY(env_finish(d, e));
+        RLVR_TRY(cut_turn(d, e));
     }
     return 0;
+}
+
+/* Jobs next.. that form one group with jobs[next]: same task and step. */
+static int group_size(const rlvr_harness_job *jobs, int next, int n) {
+    int k = next + 1;
+    while (k < n && jobs[k].task == jobs[next].task && jobs[k].step == jobs[next].step) k++;
+    return k - next;
+}
+
+/* The size of the next queued group when all of it fits in the free slots
+ * (or, when it is larger than the cache, when every slot is free); 0 when it
+ * must wait for room, or nothing is queued. */
+static int group_fits(const env *envs, int n_slots, const rlvr_harness_job *jobs, int n, int next) {
+    int free_slots = 0;
+    for (int i = 0; i < n_slots; i++) free_slots += !envs[i].active;
+    if (next >= n || free_slots == 0) return 0;
+    int g = group_size(jobs, next, n);
+    return (g < n_slots ? g : n_slots) <= free_slots ? g : 0;
+}
+
+/* Starts queued jobs in free slots a group at a time, each group when it
+ * fits: its prompt is prefilled once and forked to the others. */
+static int fill_slots(driver *d, env *envs, int n_slots, rlvr_harness_job *jobs, int n, int *next) {
+    for (;;) {
+        int g = group_fits(envs, n_slots, jobs, n, *next);
+        if (g == 0) return 0;
+        const env *group = NULL;
+        for (int i = 0; i < n_slots && g > 0; i++) {
+            if (envs[i].active) continue;
+            RLVR_TRY(env_start(d, &envs[i], &jobs[(*next)++], i, group));
+            g--;
+            if (envs[i].job->record.stop != RLVR_STOP_NONE) RLVR_TRY(env_finish(d, &envs[i]));
+            else if (!envs[i].job->prompt_shared) group = &envs[i];
+        }
+    }
 }
 
 int rlvr_harness_run(rlvr_sampler *s, const rlvr_tokenizer *tok, const rlvr_harness_options *opt,
@@ -567,12 +730,7 @@ int rlvr_harness_run(rlvr_sampler *s, const rlvr_tokenizer *tok, const rlvr_harn
     int rc = envs && slots && which && samples ? 0 : RLVR_FAIL(RLVR_ENOMEM, "out of memory for %d rollouts", n);
     int next = 0;
     while (rc == 0) {
-        /* fill free slots with queued jobs */
-        for (int i = 0; rc == 0 && i < n_slots && next < n; i++) {
-            if (envs[i].active) continue;
-            rc = env_start(&d, &envs[i], &jobs[next++], i);
-            if (rc == 0 && envs[i].job->record.stop != RLVR_STOP_NONE) rc = env_finish(&d, &envs[i]);
-        }
+        rc = fill_slots(&d, envs, n_slots, jobs, n, &next);
         bool any = false;
         for (int i = 0; i < n_slots; i++) any |= envs[i].active;
         if (rc < 0 || (!any && next >= n)) break;
@@ -581,13 +739,12 @@ int rlvr_harness_run(rlvr_sampler *s, const rlvr_tokenizer *tok, const rlvr_harn
             if (envs[i].active && !envs[i].waiting && envs[i].job->script) rc = scripted_turn(&d, &envs[i]);
         if (rc == 0) rc = decode_step(&d, envs, n_slots, slots, samples, which);
         /* tools that finished; wait for one when nothing else can move */
-        bool runnable = false, waiting = false, free_slot = false;
+        bool runnable = group_fits(envs, n_slots, jobs, n, next) > 0, waiting = false;
         for (int i = 0; i < n_slots; i++) {
             runnable |= envs[i].active && !envs[i].waiting;
             waiting |= envs[i].waiting;
-            free_slot |= !envs[i].active;
         }
-        if (rc == 0 && waiting) rc = reap_tools(&d, envs, n_slots, !runnable && !(free_slot && next < n));
+        if (rc == 0 && waiting) rc = reap_tools(&d, envs, n_slots, !runnable);
     }
     for (int i = 0; envs && i < n_slots; i++) {
         if (envs[i].waiting) pthread_join(envs[i].thread, NULL);

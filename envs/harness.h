@@ -24,7 +24,8 @@
  *
  * Scheduling (SPEC §5.4): rlvr_harness_run drives many rollouts at once, one
  * per sampler slot; each step decodes one token for every rollout that is
- * ready, in one batched rlvr_sampler_decode. The workspace sandbox API
+ * ready, in one batched rlvr_sampler_decode; a group's rollouts share their
+ * prompt's prefill (rlvr_harness_run below). The workspace sandbox API
  * blocks, so a tool call either runs in the calling thread between decode
  * steps (the others wait), or, with options.tool_threads, in a worker thread
  * of its own (one sandbox per rollout, as enclave/sandbox.h allows) while
@@ -43,6 +44,7 @@
 #include "core/record.h"
 #include "enclave/sandbox.h"
 #include "enclave/verify.h"
+#include "envs/config.h"
 #include "envs/task.h"
 #include "policy/sampler.h"
 #include "policy/template.h"
@@ -55,8 +57,33 @@
 
 #define RLVR_HARNESS_OPTIONS_VERSION 1
 
+typedef struct rlvr_harness_job rlvr_harness_job; /* below */
+
+/* What the harness reports to options.on_event as a rollout unfolds (for
+ * interactive use: `rlvr agent` prints the trajectory turn by turn). Called
+ * in the thread that called rlvr_harness_run, between sampler calls, never
+ * from a tool's worker thread; the job and its record may be read, not
+ * changed. Events of different rollouts interleave. */
+typedef enum {
+    RLVR_HARNESS_EVENT_START = 1,  /* the prompt is in the record (record.prompt_tokens); turn NULL */
+    RLVR_HARNESS_EVENT_POLICY = 2, /* a policy turn is written (turn->policy_start..policy_end, tool_name
+                                      when its call parsed); its tool, if any, runs next */
+    RLVR_HARNESS_EVENT_TURN = 3,   /* the turn is recorded (turn = record.turns[n_turns - 1]), with its
+                                      observation when it got one */
+    RLVR_HARNESS_EVENT_END = 4,    /* the rollout ended: stop reason, patch ("tests"), verdict ("arith");
+                                      turn NULL */
+} rlvr_harness_event;
+
+typedef void (*rlvr_harness_event_fn)(void *arg, rlvr_harness_event event, const rlvr_harness_job *job,
+                                      const rlvr_turn *turn);
+
+/* Simulated tool latency, for benchmarks only: seconds the turn `turn` of
+ * `job` waits before its observation. Called in the driver's thread. */
+typedef double (*rlvr_harness_latency_fn)(void *arg, const rlvr_harness_job *job, int32_t turn);
+
 typedef struct {
     unsigned version;                  /* RLVR_HARNESS_OPTIONS_VERSION */
+    rlvr_tool_prompt tool_prompt;      /* how the system turn lists the tools ([harness] tool_prompt) */
     rlvr_task_budgets budgets;         /* the run's [harness] ceilings (all > 0); a task's own values win */
     int64_t tool_output_bytes;         /* an observation is cut to this many bytes (marked); > 0 */
     rlvr_repetition_config repetition; /* [repetition]; disabled when !enabled */
@@ -65,6 +92,14 @@ typedef struct {
                                           tool timeout when lower. Zeroed: rlvr_sandbox_limits_default */
     bool tool_threads;                 /* run each tool call in a worker thread while the others decode
                                           (false: in the calling thread, between decode steps) */
+    rlvr_harness_event_fn on_event;    /* progress as it happens (rlvr_harness_event); NULL: none */
+    void *event_arg;
+    rlvr_harness_latency_fn simulated_latency; /* benchmarks only (bench/bench_harness.c); NULL: none.
+                                          Every turn that gets an observation (a tool's or a malformed
+                                          call's) first waits the returned seconds, where a tool runs
+                                          (worker thread or calling thread); the turn's duration_s and
+                                          timings.tool_s include the wait; the tokens are unchanged */
+    void *latency_arg;
 } rlvr_harness_options;
 
 /* The defaults of [harness] (16 turns, 4096 policy tokens, 8192 context
@@ -89,7 +124,7 @@ typedef int (*rlvr_harness_script_fn)(void *arg, const rlvr_rollout *so_far, int
 
 /* One rollout to run, and what it produced. Zero-initialise, set the inputs,
  * run, read the outputs, then rlvr_harness_job_clear. */
-typedef struct {
+struct rlvr_harness_job {
     /* inputs */
     const rlvr_task *task;
     uint32_t step, sequence;       /* Philox keys of the sampler draws (core/rng.h) */
@@ -103,18 +138,34 @@ typedef struct {
     size_t patch_len;
     bool public_tests_changed;     /* the diff gate saw changed public tests: the rollout is dropped */
     int patch_reason;              /* RLVR_REASON_NONE or PATCH_TOO_LARGE (enclave/reason.h) */
-} rlvr_harness_job;
+    bool prompt_shared;            /* the prompt's KV rows came from a group member's prefill (fork) */
+};
 
 void rlvr_harness_job_clear(rlvr_harness_job *job);
 
 /* The prompt of a task, straight to ids: <|bos|>, a system turn listing the
  * task's tools with their argument schemas (only when it has tools), the
  * user turn with the task's prompt, and <|assistant|>. Mask PROMPT. */
-int rlvr_harness_render_prompt(rlvr_token_buf *out, const rlvr_tokenizer *tok, const rlvr_task *task);
+int rlvr_harness_render_prompt(rlvr_token_buf *out, const rlvr_tokenizer *tok, const rlvr_task *task,
+                               const rlvr_harness_options *opt);
 
 /* Runs the jobs to completion, at most kv_slots at a time, on sampler slots
  * 0..kv_slots-1 (their contents are replaced). The sampler's stop tokens are
- * set to the template's (<|end_of_turn|>, <|eos|>). Returns 0 when every job
+ * set to the template's (<|end_of_turn|>, <|eos|>).
+ *
+ * Group prefix sharing: consecutive jobs with the same task and step are a
+ * group (GRPO's G rollouts of one prompt). Queued jobs take free slots in
+ * order, a group at a time and only once all of it fits (a group larger
+ * than the cache: once every slot is free), so a group starts together: its
+ * first rollout prefills the prompt and the others get it by
+ * rlvr_sampler_fork (job.prompt_shared; also checked: same prompt ids). The
+ * source holds exactly the prompt then, as nothing is decoded between the
+ * starts, and the sampler keeps its rows (or hands its readers copies)
+ * whatever it does later. By the sampler's contract the records are
+ * bit-identical to unshared runs. The part of a group larger than the cache
+ * that starts later prefills the prompt again.
+ *
+ * Returns 0 when every job
  * ran (infrastructure failures of single rollouts are recorded in them as
  * RLVR_STOP_INFRA_ERROR); a negative code for bad arguments, out of memory,
  * a sampler error or a script's error. */

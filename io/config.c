@@ -69,11 +69,19 @@ int rlvr_io_settings_read(rlvr_io_settings *out, const rlvr_config *cfg) {
     out->checkpoint_keep = (int)keep;
     out->checkpoint_compression = (int)compression;
     out->shard_compression = (int)level;
-    RLVR_TRY(join(out->run_dir, out_dir, out->name));
-    RLVR_TRY(join(out->shard_dir, out->run_dir, "shards"));
-    RLVR_TRY(join(out->checkpoint_dir, out->run_dir, "checkpoints"));
-    RLVR_TRY(join(out->metrics_path, out->run_dir, "metrics.h5"));
-    RLVR_TRY(join(out->manifest_path, out->run_dir, "manifest.h5"));
+    char run_dir[RLVR_IO_PATH_CAP];
+    RLVR_TRY(join(run_dir, out_dir, out->name));
+    return rlvr_io_settings_set_run_dir(out, run_dir);
+}
+
+int rlvr_io_settings_set_run_dir(rlvr_io_settings *s, const char *run_dir) {
+    if (!run_dir[0]) return RLVR_FAIL(RLVR_EINVAL, "empty run directory");
+    int n = snprintf(s->run_dir, sizeof s->run_dir, "%s", run_dir);
+    if (n < 0 || n >= (int)sizeof s->run_dir) return RLVR_FAIL(RLVR_ELIMIT, "run directory path too long: %s", run_dir);
+    RLVR_TRY(join(s->shard_dir, s->run_dir, "shards"));
+    RLVR_TRY(join(s->checkpoint_dir, s->run_dir, "checkpoints"));
+    RLVR_TRY(join(s->metrics_path, s->run_dir, "metrics.h5"));
+    RLVR_TRY(join(s->manifest_path, s->run_dir, "manifest.h5"));
     return 0;
 }
 

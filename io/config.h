@@ -44,6 +44,10 @@ typedef struct {
  * that is not a plain file name is refused with the file, line and key. */
 int rlvr_io_settings_read(rlvr_io_settings *out, const rlvr_config *cfg);
 
+/* Puts the run's files under `run_dir` instead of <out_dir>/<name> (the
+ * jobs' --out option, and the sft/ part of a run). */
+int rlvr_io_settings_set_run_dir(rlvr_io_settings *s, const char *run_dir);
+
 /* Shard writer options from the settings. */
 rlvr_shard_options rlvr_io_shard_options(const rlvr_io_settings *s);
 

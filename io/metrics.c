@@ -45,6 +45,12 @@ static const struct {
     [RLVR_METRIC_QUEUE_S] = {STEPS_PREFIX "queue_s", "summed queueing seconds"},
     [RLVR_METRIC_TRAIN_S] = {STEPS_PREFIX "train_s", "forward, backward and optimizer seconds"},
     [RLVR_METRIC_TOKENS_PER_S] = {STEPS_PREFIX "tokens_per_s", "generated tokens per second over the step"},
+    [RLVR_METRIC_REPETITION_STOPS] = {STEPS_PREFIX "repetition_stops", "rollouts ended by the n-gram repetition detector"},
+    [RLVR_METRIC_LOGPROB_DIFF_MAX] = {STEPS_PREFIX "logprob_diff_max",
+                                      "max |sampler - trainer log-prob| over the batch's policy tokens"},
+    [RLVR_METRIC_ROLLOUTS_PER_S] = {STEPS_PREFIX "rollouts_per_s", "rollouts finished per second of step wall time"},
+    [RLVR_METRIC_IDLE_S] = {STEPS_PREFIX "idle_s", "step wall time not spent generating, verifying or training"},
+    [RLVR_METRIC_DRAW_ROUNDS] = {STEPS_PREFIX "draw_rounds", "dynamic-sampling rounds the step needed"},
 };
 
 #define METRICS_CHUNK_ROWS 512

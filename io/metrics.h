@@ -53,6 +53,11 @@ typedef enum {
     RLVR_METRIC_QUEUE_S,
     RLVR_METRIC_TRAIN_S,           /* forward + backward + optimizer time */
     RLVR_METRIC_TOKENS_PER_S,      /* generated tokens per second of the step */
+    RLVR_METRIC_REPETITION_STOPS,  /* rollouts ended by the n-gram repetition detector */
+    RLVR_METRIC_LOGPROB_DIFF_MAX,  /* max |sampler − trainer log-prob| over the batch's policy tokens */
+    RLVR_METRIC_ROLLOUTS_PER_S,    /* rollouts finished per second of the step's wall time */
+    RLVR_METRIC_IDLE_S,            /* step wall time not spent generating, verifying or training */
+    RLVR_METRIC_DRAW_ROUNDS,       /* dynamic-sampling rounds the step needed */
     RLVR_METRIC_COUNT
 } rlvr_metric;
 

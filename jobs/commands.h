@@ -34,5 +34,10 @@ int rlvr_cmd_plan(int argc, char **argv);
 int rlvr_cmd_inspect(int argc, char **argv);
 int rlvr_cmd_tasks(int argc, char **argv);
 int rlvr_cmd_rollout(int argc, char **argv);
+int rlvr_cmd_eval(int argc, char **argv);
+int rlvr_cmd_agent(int argc, char **argv);
+int rlvr_cmd_sft(int argc, char **argv);
+int rlvr_cmd_train(int argc, char **argv);
+int rlvr_cmd_quickstart(int argc, char **argv);
 
 #endif

@@ -5,7 +5,9 @@
 #include "jobs/commands.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifndef RLVR_VERSION
 #define RLVR_VERSION "unknown"
@@ -18,6 +20,11 @@ const rlvr_command rlvr_commands[] = {
     {"inspect", "FILE [--rollout N] [--verify]", "summarise a shard, checkpoint, metrics or manifest file", rlvr_cmd_inspect},
     {"tasks", "gen FAMILY ... | list POOL | check POOL", "generate, list or validate a task pool", rlvr_cmd_tasks},
     {"rollout", "--task SPEC [--checkpoint C] [--n N] [--show]", "run rollouts of one task through the harness and show them", rlvr_cmd_rollout},
+    {"agent", "--task SPEC [--checkpoint C] [--verify]", "run the policy on one task, printing each turn as it happens", rlvr_cmd_agent},
+    {"sft", "CONFIG [--out DIR] [--resume]", "supervised bootstrap on demonstrations (reference solutions via the tools)", rlvr_cmd_sft},
+    {"eval", "--checkpoint C [--checkpoint C2] --pool POOL [--json]", "pass@1 / pass@k / pass^k of checkpoints on held-out tasks, paired difference", rlvr_cmd_eval},
+    {"train", "CONFIG [--out DIR] [--resume]", "GRPO with verifiable rewards (after sft)", rlvr_cmd_train},
+    {"quickstart", "[--out DIR]", "the embedded default end to end: pool, SFT, RL, held-out evaluation", rlvr_cmd_quickstart},
     {NULL, NULL, NULL, NULL},
 };
 
@@ -41,7 +48,20 @@ int rlvr_cmd_fail(const char *verb, int rc) {
     return rc == RLVR_ECONFIG ? RLVR_EXIT_USAGE : RLVR_EXIT_FAILURE;
 }
 
+/* OpenMP threads that spin while waiting starve everything else on the
+ * node: tool and test processes in sandboxes, other MPI ranks, other jobs.
+ * On 2 shared cores a spinning pool made generation 3-10x slower. libgomp
+ * reads OMP_WAIT_POLICY when it is loaded, before main, so when the user has
+ * not chosen a policy rlvr sets "passive" and executes itself once again.
+ * Set OMP_WAIT_POLICY (e.g. active) to keep your own choice. */
+static void prefer_passive_openmp(char **argv) {
+    if (getenv("OMP_WAIT_POLICY")) return;
+    if (setenv("OMP_WAIT_POLICY", "passive", 1) != 0) return;
+    execv("/proc/self/exe", argv); /* returns only on failure: go on as we are */
+}
+
 int main(int argc, char **argv) {
+    prefer_passive_openmp(argv);
     rlvr_log_set_level(RLVR_LOG_INFO);
     rlvr_log_init_from_env();
     if (argc < 2 || strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {

@@ -8,6 +8,7 @@
 #include "envs/gen.h"
 #include "envs/pool.h"
 #include "jobs/commands.h"
+#include "jobs/run.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -141,61 +142,6 @@ static int cmd_list(int argc, char **argv) {
 
 /* ---- tasks check ---------------------------------------------------------------- */
 
-typedef struct {
-    const rlvr_task_pool *pool;
-    rlvr_sandbox_host *host;
-    const rlvr_task_check_options *opts;
-    rlvr_task_check_result *results;
-    bool json;
-    pthread_mutex_t lock;
-    size_t next, done;
-    int error;          /* first library error (negative), 0 when none */
-    char error_text[1024];
-} check_job;
-
-static void print_result(check_job *job, size_t i) {
-    const rlvr_task *t = rlvr_task_pool_get(job->pool, i);
-    const rlvr_task_check_result *r = &job->results[i];
-    if (job->json) {
-        json_t *q = json_array();
-        for (size_t k = 0; k < r->quarantined.n; k++) json_array_append_new(q, json_string(r->quarantined.items[k]));
-        json_t *o = json_pack("{s:s, s:s, s:s, s:o, s:i, s:f}", "id", t->id, "status",
-                              rlvr_task_check_status_name(r->status), "reason", r->reason, "quarantined", q, "runs",
-                              r->runs, "wall_s", r->wall_s);
-        char *text = o ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(4)) : NULL;
-        if (text) printf("%s\n", text);
-        free(text);
-        json_decref(o);
-    } else {
-        printf("[%zu/%zu] %-6s %s (%d runs, %.1f s)", ++job->done, rlvr_task_pool_size(job->pool),
-               rlvr_task_check_status_name(r->status), t->id, r->runs, r->wall_s);
-        if (r->reason[0]) printf(": %s", r->reason);
-        for (size_t k = 0; k < r->quarantined.n; k++) printf("%s%s", k ? ", " : "; quarantined: ", r->quarantined.items[k]);
-        printf("\n");
-    }
-    fflush(stdout);
-}
-
-static void *check_worker(void *arg) {
-    check_job *job = arg;
-    for (;;) {
-        pthread_mutex_lock(&job->lock);
-        size_t i = job->next++;
-        bool stop = job->error != 0 || i >= rlvr_task_pool_size(job->pool);
-        pthread_mutex_unlock(&job->lock);
-        if (stop) break;
-        int rc = rlvr_task_check(&job->results[i], rlvr_task_pool_get(job->pool, i), job->host, job->opts);
-        pthread_mutex_lock(&job->lock);
-        if (rc < 0 && job->error == 0) {
-            job->error = rc;
-            snprintf(job->error_text, sizeof job->error_text, "%s", rlvr_error_last());
-        }
-        if (rc == 0) print_result(job, i);
-        pthread_mutex_unlock(&job->lock);
-    }
-    return NULL;
-}
-
 static int check_parse_args(int argc, char **argv, rlvr_task_check_options *opts, bool *json, int *jobs,
                             const char **manifest) {
     for (int i = 3; i < argc; i++) {
@@ -249,52 +195,23 @@ static int cmd_check(int argc, char **argv) {
     rlvr_pool_manifest_default_path(default_manifest, sizeof default_manifest, argv[2]);
     if (!manifest) manifest = default_manifest;
 
-    rlvr_task_pool *pool;
-    int rc = rlvr_task_pool_load(&pool, argv[2]);
+    size_t ok = 0, n = 0;
+    int rc = rlvr_run_check_pool(argv[2], manifest, &opts, jobs, json, stdout, &ok, &n);
     if (rc < 0) return rlvr_cmd_fail("tasks check", rc);
-    rc = rlvr_task_pool_check_splits(pool);
-    size_t n = rlvr_task_pool_size(pool);
-    bool need_host = false;
-    for (size_t i = 0; i < n; i++) need_host |= rlvr_task_pool_get(pool, i)->verifier == RLVR_VERIFIER_TESTS;
-    rlvr_sandbox_host *host = NULL;
-    if (rc == 0 && need_host) {
-        rlvr_sandbox_host_options ho = RLVR_SANDBOX_HOST_OPTIONS_INIT;
-        rc = rlvr_sandbox_host_new(&host, &ho);
-    }
-    check_job job = {.pool = pool, .host = host, .opts = &opts, .json = json};
-    job.results = rc == 0 ? calloc(n, sizeof *job.results) : NULL;
-    if (rc == 0 && !job.results) rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
-    if (rc < 0) {
-        rlvr_sandbox_host_free(host);
-        rlvr_task_pool_free(pool);
-        return rlvr_cmd_fail("tasks check", rc);
-    }
-    pthread_mutex_init(&job.lock, NULL);
-    if (jobs > (int)n) jobs = (int)n;
-    pthread_t *threads = calloc((size_t)jobs, sizeof *threads);
-    int started = 0;
-    for (int j = 0; threads && j < jobs; j++)
-        if (pthread_create(&threads[j], NULL, check_worker, &job) == 0) started++;
-    if (started == 0) check_worker(&job);
-    for (int j = 0; j < started; j++) pthread_join(threads[j], NULL);
-    free(threads);
-    pthread_mutex_destroy(&job.lock);
-
-    size_t counts[4] = {0};
-    if (job.error == 0) {
-        for (size_t i = 0; i < n; i++) counts[job.results[i].status]++;
-        rc = rlvr_pool_manifest_write(manifest, pool, job.results, &opts);
-    }
+    rlvr_pool_manifest *m = NULL;
+    rlvr_task_pool *pool = NULL;
     uint64_t hash = 0;
-    if (job.error == 0 && rc == 0) rc = rlvr_task_pool_hash(pool, &hash);
-    for (size_t i = 0; i < n; i++) rlvr_task_check_result_clear(&job.results[i]);
-    free(job.results);
-    rlvr_sandbox_host_free(host);
-    rlvr_task_pool_free(pool);
-    if (job.error < 0) {
-        rlvr_error_set(job.error, "%s", job.error_text);
-        return rlvr_cmd_fail("tasks check", job.error);
+    size_t counts[4] = {0};
+    rc = rlvr_task_pool_load(&pool, argv[2]);
+    if (rc == 0) rc = rlvr_pool_manifest_load(&m, manifest, pool);
+    if (rc == 0) rc = rlvr_task_pool_hash(pool, &hash);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        rlvr_task_check_status st;
+        rc = rlvr_pool_manifest_status(m, rlvr_task_pool_get(pool, i)->id, &st);
+        if (rc == 0) counts[st]++;
     }
+    rlvr_pool_manifest_free(m);
+    rlvr_task_pool_free(pool);
     if (rc < 0) return rlvr_cmd_fail("tasks check", rc);
     if (json)
         printf("{\"summary\": {\"tasks\": %zu, \"ok\": %zu, \"broken\": %zu, \"flaky\": %zu, \"infra\": %zu}, "

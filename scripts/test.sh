@@ -9,6 +9,9 @@ bash scripts/deps.sh
 
 echo "== build (Release, -Werror)"
 bash scripts/build.sh build
+# Passive OpenMP waiting: two tests run at once on few cores, and spinning
+# thread pools would starve each other and the sandboxed tools (jobs/main.c).
+export OMP_WAIT_POLICY=passive
 echo "== ctest: all tests"
 status=0
 ctest --test-dir build --output-on-failure -j2 || status=1

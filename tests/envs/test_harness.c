@@ -17,7 +17,12 @@
  *    POLICY / OBSERVATION exactly as the turn table says; observation tokens
  *    are exactly the template's rendering of the tool output; the tokens do
  *    not depend on how many slots decode together. A malformed call gets the
- *    documented error observation, the same every time. */
+ *    documented error observation, the same every time.
+ * 4. Group prefix sharing: groups of rollouts with the same task and step
+ *    share the prompt's prefill (rlvr_sampler_fork) and give records
+ *    bit-identical to the same jobs run one by one, also when a group is
+ *    split across slot passes; simulated tool latency leaves the tokens
+ *    alone; the event hook reports every start, turn and end in order. */
 #include "core/rng.h"
 #include "enclave/config.h"
 #include "enclave/reason.h"
@@ -482,6 +487,153 @@ static void test_record_integrity(rlvr_task_pool *pool) {
     rlvr_model_free(m);
 }
 
+/* ---- 4: group prefix sharing ------------------------------------------------------------ */
+
+/* Everything a record holds but timings (and the durations they include). */
+static bool same_record(const rlvr_harness_job *x, const rlvr_harness_job *y) {
+    const rlvr_rollout *a = &x->record, *b = &y->record;
+    size_t n = (size_t)a->n_tokens;
+    bool same = a->n_tokens == b->n_tokens && a->prompt_tokens == b->prompt_tokens && a->n_turns == b->n_turns &&
+                memcmp(a->tokens, b->tokens, n * sizeof *a->tokens) == 0 &&
+                memcmp(a->logprobs, b->logprobs, n * sizeof *a->logprobs) == 0 &&
+                memcmp(a->entropy, b->entropy, n * sizeof *a->entropy) == 0 && memcmp(a->mask, b->mask, n) == 0 &&
+                a->stop == b->stop && a->verdict == b->verdict && a->reward.outcome == b->reward.outcome &&
+                a->reward.format == b->reward.format && a->sample_sequence == b->sample_sequence &&
+                x->calls == y->calls && x->calls_parsed == y->calls_parsed && x->patch_len == y->patch_len &&
+                (!x->patch_len || memcmp(x->patch, y->patch, x->patch_len) == 0);
+    for (int32_t k = 0; same && k < a->n_turns; k++) {
+        const rlvr_turn *s = &a->turns[k], *t = &b->turns[k];
+        same = s->policy_start == t->policy_start && s->policy_end == t->policy_end &&
+               s->observation_start == t->observation_start && s->observation_end == t->observation_end &&
+               strcmp(s->tool_name, t->tool_name) == 0 && s->exit_status == t->exit_status &&
+               s->output_truncated == t->output_truncated && s->call_parsed == t->call_parsed;
+    }
+    return same;
+}
+
+/* What the event hook saw: per job, the events in order. */
+typedef struct {
+    const rlvr_harness_job *jobs;
+    int n;
+    char seen[16][64]; /* S P T ... E */
+    int len[16];
+    bool misordered;
+} event_log;
+
+static void log_event(void *arg, rlvr_harness_event ev, const rlvr_harness_job *job, const rlvr_turn *turn) {
+    event_log *l = arg;
+    int i = (int)(job - l->jobs);
+    if (i < 0 || i >= l->n || l->len[i] >= 63) {
+        l->misordered = true;
+        return;
+    }
+    const char code[] = {0, 'S', 'P', 'T', 'E'};
+    l->seen[i][l->len[i]++] = code[ev];
+    const rlvr_rollout *r = &job->record;
+    if (ev == RLVR_HARNESS_EVENT_START) l->misordered |= r->prompt_tokens == 0 || r->n_turns > 0 || turn;
+    if (ev == RLVR_HARNESS_EVENT_POLICY) l->misordered |= !turn || turn->policy_end != r->n_tokens;
+    if (ev == RLVR_HARNESS_EVENT_TURN) l->misordered |= turn != &r->turns[r->n_turns - 1];
+    if (ev == RLVR_HARNESS_EVENT_END) l->misordered |= r->stop == RLVR_STOP_NONE || turn;
+}
+
+static double fixed_latency(void *arg, const rlvr_harness_job *job, int32_t turn) {
+    (void)job, (void)turn;
+    return *(const double *)arg;
+}
+
+/* Two groups of 4 arith rollouts and a group of 2 bugfix-c rollouts at one
+ * step, sampled by a random-weights policy. */
+static void group_jobs(rlvr_harness_job *jobs, rlvr_task *arith[2], const rlvr_task *bug) {
+    memset(jobs, 0, 10 * sizeof *jobs);
+    for (int i = 0; i < 10; i++) {
+        jobs[i].task = i < 8 ? arith[i / 4] : bug;
+        jobs[i].step = 7;
+        jobs[i].sequence = (uint32_t)(40 + i);
+    }
+}
+
+static void test_group_sharing(rlvr_task_pool *pool, rlvr_sandbox_host *host) {
+    rlvr_task *arith[2];
+    const rlvr_task *bug = NULL;
+    int k = 0;
+    for (size_t i = 0; i < rlvr_task_pool_size(pool); i++) {
+        const rlvr_task *t = rlvr_task_pool_get(pool, i);
+        if (t->verifier == RLVR_VERIFIER_TESTS && !bug) bug = t;
+        if (t->verifier != RLVR_VERIFIER_ARITH || k == 2) continue;
+        char *json = NULL;
+        CHECK_OK(rlvr_task_to_json(t, 0, &json));
+        CHECK_OK(rlvr_task_parse(&arith[k], json, strlen(json), "copy", dir));
+        free(json);
+        arith[k++]->budgets = (rlvr_task_budgets){.turns = 4, .policy_tokens = 300, .context_tokens = 900,
+                                                   .tool_timeout_s = 1};
+    }
+    CHECK(k == 2 && bug);
+    if (k < 2 || !bug) return;
+    rlvr_model *m = tiny_model(0.05f);
+    rlvr_sampler *wide = tiny_sampler(m, 10, 4096), *narrow = tiny_sampler(m, 3, 4096);
+    rlvr_harness_job shared[10], split[10], alone[10];
+    rlvr_harness_options opt;
+    rlvr_harness_options_default(&opt);
+    opt.host = host;
+    opt.budgets.policy_tokens = 256; /* the bugfix-c rollouts: a few random turns */
+
+    /* every group in one pass, with the event hook */
+    event_log log = {.jobs = shared, .n = 10};
+    opt.on_event = log_event;
+    opt.event_arg = &log;
+    group_jobs(shared, arith, bug);
+    CHECK_OK(rlvr_harness_run(wide, tok, &opt, shared, 10));
+    opt.on_event = NULL;
+    /* three slots: groups split across passes, fork sources finish while
+     * their readers decode; simulated latency on every observation */
+    double latency = 0.002;
+    opt.simulated_latency = fixed_latency;
+    opt.latency_arg = &latency;
+    group_jobs(split, arith, bug);
+    CHECK_OK(rlvr_harness_run(narrow, tok, &opt, split, 10));
+    opt.simulated_latency = NULL;
+    /* one by one: nothing to share */
+    group_jobs(alone, arith, bug);
+    for (int i = 0; i < 10; i++) CHECK_OK(rlvr_harness_run(wide, tok, &opt, &alone[i], 1));
+
+    int n_shared = 0, n_split = 0, observations = 0;
+    for (int i = 0; i < 10; i++) {
+        CHECK_MSG(same_record(&shared[i], &alone[i]), "job %d: shared and alone differ", i);
+        CHECK_MSG(same_record(&split[i], &alone[i]), "job %d: split and alone differ", i);
+        CHECK(!alone[i].prompt_shared && shared[i].record.stop != RLVR_STOP_INFRA_ERROR);
+        n_shared += shared[i].prompt_shared;
+        n_split += split[i].prompt_shared;
+        /* the log: S, then P T per turn, then E */
+        char want[64] = "S";
+        for (int32_t t = 0; t < shared[i].record.n_turns && t < 30; t++) strcat(want, "PT");
+        strcat(want, "E");
+        CHECK_MSG(strcmp(log.seen[i], want) == 0, "job %d: events %s, want %s", i, log.seen[i], want);
+        for (int32_t t = 0; t < split[i].record.n_turns; t++) {
+            const rlvr_turn *tn = &split[i].record.turns[t];
+            if (tn->observation_end == tn->observation_start) continue;
+            observations++;
+            CHECK(tn->duration_s >= latency);
+        }
+    }
+    CHECK(!log.misordered);
+    /* 3 + 3 + 1 forks with room for all; with 3 slots a group of 4 starts
+     * 3 at once (2 forks) and its last one alone, the pair waits for 2 */
+    CHECK_MSG(n_shared == 7 && n_split == 5, "prompts shared: %d in one pass, %d in three slots", n_shared, n_split);
+    CHECK_MSG(observations >= 3, "%d observations", observations);
+    printf("group sharing: %d of 10 prompts forked (%d with 3 slots), %d observations with simulated latency\n",
+           n_shared, n_split, observations);
+    for (int i = 0; i < 10; i++) {
+        rlvr_harness_job_clear(&shared[i]);
+        rlvr_harness_job_clear(&split[i]);
+        rlvr_harness_job_clear(&alone[i]);
+    }
+    rlvr_task_free(arith[0]);
+    rlvr_task_free(arith[1]);
+    rlvr_sampler_free(wide);
+    rlvr_sampler_free(narrow);
+    rlvr_model_free(m);
+}
+
 static void test_bad_arguments(rlvr_task_pool *pool) {
     rlvr_model *m = tiny_model(0.02f);
     rlvr_sampler *s = tiny_sampler(m, 1, 256);
@@ -593,6 +745,7 @@ int main(void) {
         rlvr_sandbox_host *host = NULL;
         rlvr_sandbox_host_options ho = RLVR_SANDBOX_HOST_OPTIONS_INIT;
         CHECK_OK(rlvr_sandbox_host_new(&host, &ho));
+        if (host) test_group_sharing(pool, host);
         if (host) test_oracle_and_exploit(pool, host);
         if (host) test_tools_overlap(pool, host);
         rlvr_sandbox_host_free(host);

@@ -1,0 +1,120 @@
+/* jobs/play.c — one task played through the harness (jobs/play.h). */
+#include "jobs/play.h"
+
+#include "core/error.h"
+#include "io/checkpoint.h"
+#include "jobs/schemas.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char play_flags_help[] =
+    "  --task SPEC        a task spec (.json)\n"
+    "  --checkpoint C     policy weights (default: a small random-weights model)\n"
+    "  --seed S           sampling seed (default 1)\n"
+    "  --temperature T    sampling temperature (default 1)\n"
+    "  --color, --no-color  colour the trajectory (default: on a terminal, unless NO_COLOR is set)\n";
+
+void play_options_default(play_options *o) {
+    memset(o, 0, sizeof *o);
+    o->seed = 1;
+    o->temperature = 1.0f;
+    o->color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+}
+
+int play_parse_flag(play_options *o, int argc, char **argv, int *i) {
+    static const char *const valued[] = {"--task", "--checkpoint", "--seed", "--temperature"};
+    const char *a = argv[*i];
+    if (strcmp(a, "--color") == 0 || strcmp(a, "--no-color") == 0) {
+        o->color = a[2] == 'c';
+        return 1;
+    }
+    int k = 0;
+    while (k < 4 && strcmp(a, valued[k]) != 0) k++;
+    if (k == 4) return 0;
+    if (*i + 1 >= argc) return -1;
+    const char *v = argv[++*i];
+    char *end = NULL;
+    switch (k) {
+    case 0: o->task = v; return 1;
+    case 1: o->checkpoint = v; return 1;
+    case 2: o->seed = strtoull(v, &end, 10); return *v && !*end ? 1 : -1;
+    default: o->temperature = strtof(v, &end); return *v && !*end && o->temperature > 0 ? 1 : -1;
+    }
+}
+
+static int load_model(rlvr_model **out, const play_options *o, const rlvr_tokenizer *tok, int32_t context) {
+    if (o->checkpoint) {
+        rlvr_checkpoint *ck = NULL;
+        RLVR_TRY(rlvr_checkpoint_open(&ck, o->checkpoint));
+        int rc = rlvr_checkpoint_load_model(ck, out);
+        rlvr_checkpoint_close(ck);
+        return rc;
+    }
+    rlvr_model_config cfg = {.vocab = rlvr_tokenizer_vocab_size(tok), .d_model = 64, .n_layers = 2, .n_heads = 4,
+                             .n_kv_heads = 2, .d_ff = 128, .max_seq = context, .rope_theta = 10000.0f,
+                             .norm_eps = 1e-5f, .init_seed = o->seed, .init_std = 0.02f};
+    return rlvr_model_new(out, &cfg);
+}
+
+/* The harness settings the checkpoint was trained with ([harness],
+ * [repetition], [sandbox] of the run configuration it stores), so that the
+ * deployment harness is the training harness; defaults without one. */
+static int harness_of_checkpoint(rlvr_harness_options *opt, const char *checkpoint) {
+    rlvr_harness_options_default(opt);
+    if (!checkpoint) return 0;
+    rlvr_checkpoint *ck = NULL;
+    RLVR_TRY(rlvr_checkpoint_open(&ck, checkpoint));
+    const char *text = rlvr_checkpoint_info_of(ck)->config_text;
+    rlvr_config *cfg = NULL;
+    int rc = text && text[0] ? rlvr_config_parse(&cfg, text, checkpoint, rlvr_all_config_schemas) : 0;
+    if (rc == 0 && cfg) rc = rlvr_harness_options_from_config(opt, cfg);
+    rlvr_config_free(cfg);
+    rlvr_checkpoint_close(ck);
+    return rc;
+}
+
+int play_open(play_setup *p, const play_options *o, int slots) {
+    memset(p, 0, sizeof *p);
+    RLVR_TRY(harness_of_checkpoint(&p->opt, o->checkpoint));
+    RLVR_TRY(rlvr_task_load_file(&p->task, o->task));
+    RLVR_TRY(rlvr_tokenizer_new_byte(&p->tok));
+    rlvr_task_budgets b;
+    rlvr_task_budgets_resolve(&p->task->budgets, &p->opt.budgets, &b);
+    RLVR_TRY(load_model(&p->model, o, p->tok, (int32_t)b.context_tokens));
+    RLVR_TRY(rlvr_tokenizer_check_model(p->tok, rlvr_model_config_of(p->model)));
+    rlvr_sampler_config sc = RLVR_SAMPLER_CONFIG_INIT;
+    sc.temperature = o->temperature;
+    sc.kv_slots = slots;
+    int32_t max_seq = rlvr_model_config_of(p->model)->max_seq;
+    sc.context = b.context_tokens < max_seq ? (int32_t)b.context_tokens : max_seq;
+    sc.seed = o->seed;
+    RLVR_TRY(rlvr_sampler_new(&p->sampler, p->model, &sc));
+    if (p->task->verifier == RLVR_VERIFIER_TESTS) {
+        rlvr_sandbox_host_options ho = RLVR_SANDBOX_HOST_OPTIONS_INIT;
+        RLVR_TRY(rlvr_sandbox_host_new(&p->host, &ho));
+        p->opt.host = p->host;
+    }
+    return 0;
+}
+
+int play_verify(play_setup *p, rlvr_harness_job *job, uint64_t seed) {
+    if (p->task->verifier != RLVR_VERIFIER_TESTS) return 0;
+    if (!p->verify) {
+        rlvr_sandbox_limits lim;
+        rlvr_sandbox_limits_default(&lim);
+        RLVR_TRY(rlvr_harness_verify_task_new(&p->verify, p->host, p->task, &lim, 1));
+    }
+    return rlvr_harness_verify(job, p->verify, seed);
+}
+
+void play_close(play_setup *p) {
+    rlvr_verify_task_free(p->verify);
+    rlvr_sampler_free(p->sampler);
+    rlvr_model_free(p->model);
+    rlvr_sandbox_host_free(p->host);
+    rlvr_tokenizer_free(p->tok);
+    rlvr_task_free(p->task);
+    memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,414 @@
+/* jobs/run.c — configuration, run directory, pool, model and signals shared
+ * by the training-side jobs (jobs/run.h). */
+#include "jobs/run.h"
+
+#include "core/error.h"
+#include "core/log.h"
+#include "core/sys.h"
+#include "enclave/config.h"
+#include "envs/gen.h"
+#include "io/checkpoint.h"
+#include "jobs/schemas.h"
+#include "policy/model_config.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+volatile sig_atomic_t rlvr_run_stop_flag = 0;
+
+const rlvr_config_key rlvr_sft_config_keys[] = {
+    {"sft", "steps", RLVR_CFG_INT, "300", "optimizer steps of `rlvr sft` on demonstrations", NULL,
+     RLVR_CFG_RANGE(1, 1e12)},
+    {"sft", "batch_sequences", RLVR_CFG_INT, "16", "demonstrations per SFT step (drawn without replacement per epoch)",
+     NULL, RLVR_CFG_RANGE(1, 1e7)},
+    {"sft", "lr", RLVR_CFG_FLOAT, "1e-3", "peak SFT learning rate; the other AdamW settings come from [optim]", NULL,
+     RLVR_CFG_RANGE(0, 10)},
+    {"sft", "warmup_steps", RLVR_CFG_INT, "20", "SFT steps of linear warm-up", NULL, RLVR_CFG_RANGE(0, 1e12)},
+    {"sft", "min_lr_ratio", RLVR_CFG_FLOAT, "0.1", "SFT cosine floor as a fraction of `lr`", NULL,
+     RLVR_CFG_RANGE(0, 1)},
+    {NULL, NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+const rlvr_config_key rlvr_train_config_keys[] = {
+    {"train", "steps", RLVR_CFG_INT, "100", "optimizer steps of `rlvr train` (a resumed run continues to this step)",
+     NULL, RLVR_CFG_RANGE(1, 1e12)},
+    {"train", "init", RLVR_CFG_STRING, "sft",
+     "weights the RL run starts from: `sft` (the run's sft/ checkpoint), `scratch` ([model] init_seed) or a "
+     "checkpoint path",
+     NULL, RLVR_CFG_ANY},
+    {"train", "max_staleness", RLVR_CFG_INT, "0",
+     "Δv_max: largest policy-version lag of an admitted rollout; 0 = synchronous", NULL, RLVR_CFG_RANGE(0, 1000)},
+    {"train", "verify_cache", RLVR_CFG_BOOL, "true",
+     "identical patches of one task are verified once per run (validated pools are deterministic)", NULL,
+     RLVR_CFG_ANY},
+    {NULL, NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+const rlvr_config_key rlvr_quickstart_config_keys[] = {
+    {"quickstart", "eval_samples", RLVR_CFG_INT, "4",
+     "`rlvr quickstart`: samples per held-out task when it evaluates the SFT and RL checkpoints", NULL,
+     RLVR_CFG_RANGE(1, 1024)},
+    {NULL, NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+int rlvr_run_path(char *out, size_t cap, const char *dir, const char *leaf) {
+    int n = snprintf(out, cap, "%s/%s", dir, leaf);
+    if (n < 0 || (size_t)n >= cap) return RLVR_FAIL(RLVR_ELIMIT, "path too long: %s/%s", dir, leaf);
+    return 0;
+}
+
+static int read_sft(rlvr_sft_config *o, const rlvr_config *cfg) {
+    RLVR_TRY(rlvr_config_get_int(cfg, "sft", "steps", &o->steps));
+    RLVR_TRY(rlvr_config_get_int(cfg, "sft", "batch_sequences", &o->batch_sequences));
+    RLVR_TRY(rlvr_config_get_double(cfg, "sft", "lr", &o->lr));
+    RLVR_TRY(rlvr_config_get_int(cfg, "sft", "warmup_steps", &o->warmup_steps));
+    RLVR_TRY(rlvr_config_get_double(cfg, "sft", "min_lr_ratio", &o->min_lr_ratio));
+    return 0;
+}
+
+static int read_train(rlvr_train_config *o, const rlvr_config *cfg) {
+    RLVR_TRY(rlvr_config_get_int(cfg, "train", "steps", &o->steps));
+    RLVR_TRY(rlvr_config_get_string(cfg, "train", "init", &o->init));
+    RLVR_TRY(rlvr_config_get_int(cfg, "train", "max_staleness", &o->max_staleness));
+    RLVR_TRY(rlvr_config_get_bool(cfg, "train", "verify_cache", &o->verify_cache));
+    if (!o->init[0]) return rlvr_config_error(cfg, "train", "init", "must be sft, scratch or a checkpoint path");
+    return 0;
+}
+
+/* Rules between sections that no single key's range can state. */
+static int cross_checks(rlvr_run *r) {
+    const rlvr_config *cfg = r->cfg;
+    if (r->harness.budgets.policy_tokens > r->rl.reward.max_tokens)
+        return rlvr_config_error(cfg, "reward", "max_tokens",
+                                 "%lld is below [harness] max_policy_tokens = %lld: a rollout the harness allows "
+                                 "could not be scored; make them equal",
+                                 (long long)r->rl.reward.max_tokens, (long long)r->harness.budgets.policy_tokens);
+    if (r->rl.grpo.objective.kl_beta > 0)
+        return rlvr_config_error(cfg, "grpo", "kl_beta",
+                                 "the reference model for the KL term is not implemented yet; use kl_beta = 0");
+    if (r->train.max_staleness > 0)
+        return rlvr_config_error(cfg, "train", "max_staleness",
+                                 "bounded-async training is not implemented yet; use 0 (synchronous)");
+    if (r->rl.credit.mc)
+        return rlvr_config_error(cfg, "credit", "mode",
+                                 "Monte-Carlo turn credit is not implemented in the trainer yet; use outcome");
+    return 0;
+}
+
+int rlvr_run_open(rlvr_run *r, const char *config_path, const char *out_dir) {
+    memset(r, 0, sizeof *r);
+    static const rlvr_config_key *schemas[32];
+    size_t n = 0;
+    for (const rlvr_config_key *const *s = rlvr_all_config_schemas; *s; s++) schemas[n++] = *s;
+    schemas[n] = NULL;
+    RLVR_TRY(rlvr_config_load(&r->cfg, config_path, schemas));
+    int rc = rlvr_io_settings_read(&r->io, r->cfg);
+    if (rc == 0 && out_dir) rc = rlvr_io_settings_set_run_dir(&r->io, out_dir);
+    if (rc == 0) rc = rlvr_model_config_read(&r->model, r->cfg);
+    if (rc == 0) rc = rlvr_adamw_config_read(&r->optim, r->cfg);
+    if (rc == 0) rc = rlvr_sampler_config_from(&r->sampler, r->cfg);
+    if (rc == 0) rc = rlvr_sampler_config_validate(r->cfg, &r->model);
+    if (rc == 0) rc = rlvr_rl_config_load(&r->rl, r->cfg);
+    if (rc == 0) rc = rlvr_tasks_config_read(r->cfg, &r->tasks);
+    if (rc == 0) rc = rlvr_harness_options_from_config(&r->harness, r->cfg);
+    if (rc == 0) rc = rlvr_enclave_settings_from_config(r->cfg, &r->enclave);
+    if (rc == 0) rc = read_sft(&r->sft, r->cfg);
+    if (rc == 0) rc = read_train(&r->train, r->cfg);
+    if (rc == 0) rc = cross_checks(r);
+    if (rc == 0) rc = rlvr_tokenizer_new_byte(&r->tok);
+    if (rc == 0) rc = rlvr_tokenizer_check_model(r->tok, &r->model);
+    r->sampler.seed = r->io.seed;
+    if (rc < 0) rlvr_run_close(r);
+    return rc;
+}
+
+void rlvr_run_close(rlvr_run *r) {
+    for (int s = 0; s < RLVR_SPLIT_COUNT; s++) free(r->split_tasks[s]);
+    rlvr_pool_manifest_free(r->pool_manifest);
+    rlvr_task_pool_free(r->pool);
+    rlvr_sandbox_host_free(r->host);
+    rlvr_tokenizer_free(r->tok);
+    rlvr_config_free(r->cfg);
+    memset(r, 0, sizeof *r);
+}
+
+/* ---- pool validation, shared with `rlvr tasks check` ------------------------------- */
+
+typedef struct {
+    const rlvr_task_pool *pool;
+    rlvr_sandbox_host *host;
+    const rlvr_task_check_options *opts;
+    rlvr_task_check_result *results;
+    bool json;
+    FILE *progress;
+    pthread_mutex_t lock;
+    size_t next, done;
+    int error; /* first library error (negative), 0 when none */
+    char error_text[1024];
+} check_job;
+
+static void print_result(check_job *job, size_t i) {
+    const rlvr_task *t = rlvr_task_pool_get(job->pool, i);
+    const rlvr_task_check_result *r = &job->results[i];
+    job->done++;
+    if (!job->progress) return;
+    if (job->json) {
+        json_t *q = json_array();
+        for (size_t k = 0; k < r->quarantined.n; k++) json_array_append_new(q, json_string(r->quarantined.items[k]));
+        json_t *o = json_pack("{s:s, s:s, s:s, s:o, s:i, s:f}", "id", t->id, "status",
+                              rlvr_task_check_status_name(r->status), "reason", r->reason, "quarantined", q, "runs",
+                              r->runs, "wall_s", r->wall_s);
+        char *text = o ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(4)) : NULL;
+        if (text) fprintf(job->progress, "%s\n", text);
+        free(text);
+        json_decref(o);
+    } else {
+        fprintf(job->progress, "[%zu/%zu] %-6s %s (%d runs, %.1f s)", job->done, rlvr_task_pool_size(job->pool),
+                rlvr_task_check_status_name(r->status), t->id, r->runs, r->wall_s);
+        if (r->reason[0]) fprintf(job->progress, ": %s", r->reason);
+        for (size_t k = 0; k < r->quarantined.n; k++)
+            fprintf(job->progress, "%s%s", k ? ", " : "; quarantined: ", r->quarantined.items[k]);
+        fprintf(job->progress, "\n");
+    }
+    fflush(job->progress);
+}
+
+static void *check_worker(void *arg) {
+    check_job *job = arg;
+    for (;;) {
+        pthread_mutex_lock(&job->lock);
+        size_t i = job->next++;
+        bool stop = job->error != 0 || i >= rlvr_task_pool_size(job->pool);
+        pthread_mutex_unlock(&job->lock);
+        if (stop) break;
+        int rc = rlvr_task_check(&job->results[i], rlvr_task_pool_get(job->pool, i), job->host, job->opts);
+        pthread_mutex_lock(&job->lock);
+        if (rc < 0 && job->error == 0) {
+            job->error = rc;
+            snprintf(job->error_text, sizeof job->error_text, "%s", rlvr_error_last());
+        }
+        if (rc == 0) print_result(job, i);
+        pthread_mutex_unlock(&job->lock);
+    }
+    return NULL;
+}
+
+static void run_workers(check_job *job, int jobs) {
+    pthread_t *threads = calloc((size_t)jobs, sizeof *threads);
+    int started = 0;
+    for (int j = 0; threads && j < jobs; j++)
+        if (pthread_create(&threads[j], NULL, check_worker, job) == 0) started++;
+    if (started == 0) check_worker(job);
+    for (int j = 0; j < started; j++) pthread_join(threads[j], NULL);
+    free(threads);
+}
+
+static int pool_needs_host(const rlvr_task_pool *pool) {
+    for (size_t i = 0; i < rlvr_task_pool_size(pool); i++)
+        if (rlvr_task_pool_get(pool, i)->verifier == RLVR_VERIFIER_TESTS) return 1;
+    return 0;
+}
+
+int rlvr_run_check_pool(const char *pool_path, const char *manifest_path, const rlvr_task_check_options *opts,
+                        int jobs, bool json, FILE *progress, size_t *ok, size_t *total) {
+    rlvr_task_pool *pool = NULL;
+    rlvr_sandbox_host *host = NULL;
+    RLVR_TRY(rlvr_task_pool_load(&pool, pool_path));
+    int rc = rlvr_task_pool_check_splits(pool);
+    size_t n = rlvr_task_pool_size(pool);
+    if (rc == 0 && pool_needs_host(pool)) {
+        rlvr_sandbox_host_options ho = RLVR_SANDBOX_HOST_OPTIONS_INIT;
+        rc = rlvr_sandbox_host_new(&host, &ho);
+    }
+    check_job job = {.pool = pool, .host = host, .opts = opts, .json = json, .progress = progress};
+    job.results = rc == 0 ? calloc(n, sizeof *job.results) : NULL;
+    if (rc == 0 && !job.results) rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    if (rc == 0) {
+        pthread_mutex_init(&job.lock, NULL);
+        run_workers(&job, jobs < 1 ? 1 : jobs > (int)n ? (int)n : jobs);
+        pthread_mutex_destroy(&job.lock);
+        if (job.error < 0) rc = rlvr_error_set(job.error, "%s", job.error_text);
+    }
+    *ok = 0, *total = n;
+    if (rc == 0) {
+        for (size_t i = 0; i < n; i++) *ok += job.results[i].status == RLVR_TASK_CHECK_OK;
+        rc = rlvr_pool_manifest_write(manifest_path, pool, job.results, opts);
+    }
+    for (size_t i = 0; job.results && i < n; i++) rlvr_task_check_result_clear(&job.results[i]);
+    free(job.results);
+    rlvr_sandbox_host_free(host);
+    rlvr_task_pool_free(pool);
+    return rc;
+}
+
+/* ---- the run's pool ------------------------------------------------------------------ */
+
+static bool exists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* Generates the three splits of the built-in family into <run_dir>/pool
+ * (written to pool.part first, so a killed generation is started over). */
+static int build_pool(rlvr_run *r, const char *pool_dir) {
+    char part[RLVR_IO_PATH_CAP + 8];
+    snprintf(part, sizeof part, "%s.part", pool_dir);
+    char cmd[2 * sizeof part];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", part);
+    if (exists(part) && system(cmd) != 0) return RLVR_FAIL(RLVR_EIO, "cannot remove stale %s", part);
+    RLVR_TRY(rlvr_run_mkdirs(r->io.run_dir));
+    for (int s = 0; s < RLVR_SPLIT_COUNT; s++) {
+        rlvr_task_gen_options g;
+        rlvr_tasks_config_gen_options(&r->tasks, (rlvr_split)s, &g);
+        if (g.count == 0) continue;
+        size_t written = 0;
+        fprintf(stderr, "rlvr: generating %lld %s %s tasks (difficulty %d, seed %llu)\n", (long long)g.count,
+                r->tasks.family, rlvr_split_name((rlvr_split)s), g.difficulty, (unsigned long long)g.seed);
+        RLVR_TRY(rlvr_task_gen(&g, part, &written));
+    }
+    if (rename(part, pool_dir) < 0) return RLVR_FAIL(RLVR_EIO, "cannot rename %s: %s", part, strerror(errno));
+    return 0;
+}
+
+static int check_built_pool(rlvr_run *r, const char *manifest) {
+    rlvr_task_check_options opts = RLVR_TASK_CHECK_OPTIONS_INIT;
+    opts.quarantine_runs = (int)r->tasks.check_runs;
+    opts.seed = r->tasks.seed;
+    int jobs = r->tasks.check_jobs > 0 ? (int)r->tasks.check_jobs : rlvr_physical_cores();
+    size_t ok = 0, total = 0;
+    fprintf(stderr, "rlvr: validating the pool in enclaves (%d quarantine runs per task, %d at a time)\n",
+            opts.quarantine_runs, jobs);
+    RLVR_TRY(rlvr_run_check_pool(r->pool_path, manifest, &opts, jobs, false, stderr, &ok, &total));
+    fprintf(stderr, "rlvr: %zu of %zu tasks usable; manifest %s\n", ok, total, manifest);
+    return 0;
+}
+
+static int index_splits(rlvr_run *r) {
+    size_t n = rlvr_task_pool_size(r->pool);
+    for (int s = 0; s < RLVR_SPLIT_COUNT; s++) {
+        r->split_tasks[s] = calloc(n ? n : 1, sizeof(int32_t));
+        if (!r->split_tasks[s]) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        const rlvr_task *t = rlvr_task_pool_get(r->pool, i);
+        if (!rlvr_pool_manifest_usable(r->pool_manifest, t->id)) continue;
+        r->split_tasks[t->split][r->n_split[t->split]++] = (int32_t)i;
+    }
+    return 0;
+}
+
+int rlvr_run_pool(rlvr_run *r, bool may_build) {
+    char manifest[RLVR_IO_PATH_CAP + 32];
+    bool built_in = !r->tasks.pool[0];
+    if (built_in) RLVR_TRY(rlvr_run_path(r->pool_path, sizeof r->pool_path, r->io.run_dir, "pool"));
+    else snprintf(r->pool_path, sizeof r->pool_path, "%s", r->tasks.pool);
+    rlvr_pool_manifest_default_path(manifest, sizeof manifest, r->pool_path);
+    if (built_in && !exists(manifest)) {
+        if (!may_build)
+            return RLVR_FAIL(RLVR_ENOTFOUND,
+                             "%s: the run's task pool has not been built; run `rlvr sft` or `rlvr train` first",
+                             r->pool_path);
+        if (!exists(r->pool_path)) RLVR_TRY(build_pool(r, r->pool_path));
+        RLVR_TRY(check_built_pool(r, manifest));
+    }
+    if (!exists(manifest))
+        return RLVR_FAIL(RLVR_ENOTFOUND, "%s: pool has no manifest %s; validate it with `rlvr tasks check %s`",
+                         r->pool_path, manifest, r->pool_path);
+    RLVR_TRY(rlvr_task_pool_load(&r->pool, r->pool_path));
+    RLVR_TRY(rlvr_task_pool_check_splits(r->pool));
+    RLVR_TRY(rlvr_pool_manifest_load(&r->pool_manifest, manifest, r->pool));
+    RLVR_TRY(index_splits(r));
+    if (r->n_split[RLVR_SPLIT_TRAIN] == 0)
+        return RLVR_FAIL(RLVR_EINVAL, "%s: no usable train task (see %s)", r->pool_path, manifest);
+    return 0;
+}
+
+int rlvr_run_host(rlvr_run *r) {
+    if (!r->host) {
+        rlvr_sandbox_host_options ho = RLVR_SANDBOX_HOST_OPTIONS_INIT;
+        RLVR_TRY(rlvr_sandbox_host_new(&r->host, &ho));
+    }
+    r->harness.host = r->host;
+    return 0;
+}
+
+/* ---- models -------------------------------------------------------------------------- */
+
+int rlvr_run_new_model(const rlvr_run *r, rlvr_model **out) { return rlvr_model_new(out, &r->model); }
+
+int rlvr_run_load_model(const rlvr_run *r, const char *checkpoint_path, bool moments, rlvr_model **out) {
+    rlvr_checkpoint *ck = NULL;
+    RLVR_TRY(rlvr_checkpoint_open(&ck, checkpoint_path));
+    int rc = rlvr_run_new_model(r, out);
+    if (rc == 0) rc = rlvr_checkpoint_read_model(ck, *out);
+    rlvr_checkpoint_close(ck);
+    if (rc == 0 && !moments && rlvr_model_adam_m(*out)) {
+        size_t n = rlvr_model_num_params(*out);
+        memset(rlvr_model_adam_m(*out), 0, n * sizeof(float));
+        memset(rlvr_model_adam_v(*out), 0, n * sizeof(float));
+    }
+    if (rc < 0) {
+        rlvr_model_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+double rlvr_run_unix_time(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+bool rlvr_slurm_restarted(void) {
+    const char *c = getenv("SLURM_RESTART_COUNT");
+    return c && atoi(c) > 0;
+}
+
+int rlvr_run_mkdirs(const char *dir) {
+    char path[RLVR_IO_PATH_CAP];
+    int n = snprintf(path, sizeof path, "%s", dir);
+    if (n < 0 || n >= (int)sizeof path) return RLVR_FAIL(RLVR_ELIMIT, "path too long: %s", dir);
+    for (char *p = path + 1;; p++) {
+        char c = *p;
+        if (c != '/' && c != 0) continue;
+        *p = 0;
+        if (mkdir(path, 0755) < 0 && errno != EEXIST)
+            return RLVR_FAIL(RLVR_EIO, "cannot create directory %s: %s", path, strerror(errno));
+        *p = c;
+        if (!c) return 0;
+    }
+}
+
+int rlvr_run_parse_args(rlvr_run_args *a, int argc, char **argv) {
+    memset(a, 0, sizeof *a);
+    a->resume = rlvr_slurm_restarted();
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) a->out = argv[++i];
+        else if (strcmp(argv[i], "--resume") == 0) a->resume = true;
+        else if (strcmp(argv[i], "--help") == 0) return 1;
+        else if (!a->config && argv[i][0] != '-') a->config = argv[i];
+        else return -1;
+    }
+    return a->config ? 0 : -1;
+}
+
+/* ---- signals ------------------------------------------------------------------------- */
+
+static void on_stop_signal(int sig) { rlvr_run_stop_flag = sig; }
+
+void rlvr_run_install_signals(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    const int sigs[] = {SIGTERM, SIGINT, SIGUSR1, SIGUSR2};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaction(sigs[i], &sa, NULL);
+}

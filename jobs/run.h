@@ -1,0 +1,142 @@
+/* jobs/run.h — what the training-side jobs (sft, train, quickstart) share:
+ * one configuration checked against every module's keys, the run directory,
+ * the validated task pool, the policy model, and the stop flag that signal
+ * handlers set.
+ *
+ * Run directory (<out_dir>/<name>, or --out):
+ *   pool/                     built-in tasks, generated on first use ([tasks] pool empty)
+ *   pool.manifest.json        their validation (`rlvr tasks check`)
+ *   sft/checkpoints/, sft/metrics.h5      `rlvr sft`
+ *   checkpoints/, metrics.h5, shards/, manifest.h5   `rlvr train`
+ * docs/OPERATIONS.md describes the layout, resume and exit codes. */
+#ifndef RLVR_JOBS_RUN_H
+#define RLVR_JOBS_RUN_H
+
+#include "core/config.h"
+#include "enclave/config.h"
+#include "enclave/sandbox.h"
+#include "envs/check.h"
+#include "envs/config.h"
+#include "envs/harness.h"
+#include "envs/pool.h"
+#include "io/config.h"
+#include "jobs/schemas.h"
+#include "policy/model.h"
+#include "policy/optim.h"
+#include "policy/sampler.h"
+#include "policy/tokenizer.h"
+#include "rl/config.h"
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Exit status of a job that stopped on a signal after writing its checkpoint
+ * (resume with --resume, or let Slurm requeue it). */
+#define RLVR_EXIT_STOPPED 3
+
+/* [sft]: supervised bootstrap on demonstrations. */
+typedef struct {
+    int64_t steps;           /* optimizer steps */
+    int64_t batch_sequences; /* demonstrations per step */
+    double lr;               /* peak learning rate (the other AdamW settings come from [optim]) */
+    int64_t warmup_steps;
+    double min_lr_ratio;
+} rlvr_sft_config;
+
+/* [train]: the RL job. */
+typedef struct {
+    int64_t steps;           /* optimizer steps of the RL run */
+    const char *init;        /* "sft", "scratch" or a checkpoint path */
+    int64_t max_staleness;   /* Δv_max; 0 = synchronous */
+    bool verify_cache;       /* verify identical patches of a task once per run */
+} rlvr_train_config;
+
+
+typedef struct {
+    rlvr_config *cfg;
+    rlvr_io_settings io;          /* the RL run's paths (run_dir = the whole run's directory) */
+    rlvr_model_config model;
+    rlvr_adamw_config optim;
+    rlvr_sampler_config sampler;  /* seed = [run] seed */
+    rlvr_rl_config rl;
+    rlvr_tasks_config tasks;
+    rlvr_harness_options harness; /* host set by rlvr_run_host */
+    rlvr_enclave_settings enclave;
+    rlvr_sft_config sft;
+    rlvr_train_config train;
+    rlvr_tokenizer *tok;
+    /* the pool (rlvr_run_pool) */
+    char pool_path[RLVR_IO_PATH_CAP];
+    rlvr_task_pool *pool;
+    rlvr_pool_manifest *pool_manifest;
+    int32_t *split_tasks[RLVR_SPLIT_COUNT]; /* usable tasks of each split, as pool indices */
+    int32_t n_split[RLVR_SPLIT_COUNT];
+    rlvr_sandbox_host *host;      /* rlvr_run_host */
+} rlvr_run;
+
+/* Loads and checks the configuration (every module's keys, cross-key rules)
+ * and derives the run's paths; `out_dir` (may be NULL) replaces
+ * <out_dir>/<name>. Errors name the file, line and key. */
+int rlvr_run_open(rlvr_run *r, const char *config_path, const char *out_dir);
+void rlvr_run_close(rlvr_run *r);
+
+/* The validated task pool. [tasks] pool set: loads it and its manifest
+ * (refusing a pool without one, or one that changed since it was checked:
+ * run `rlvr tasks check`). Built-in family: generates <run_dir>/pool and
+ * checks it ([tasks] check_runs, check_jobs) when `may_build`, else
+ * refuses. Split hygiene is checked either way. Progress goes to stderr. */
+int rlvr_run_pool(rlvr_run *r, bool may_build);
+
+/* The sandbox host "tests" tasks need (idempotent); sets harness.host. */
+int rlvr_run_host(rlvr_run *r);
+
+/* A fresh model from [model] (init_seed), or the model stored in a
+ * checkpoint (its configuration must equal [model]'s, field by field). */
+int rlvr_run_new_model(const rlvr_run *r, rlvr_model **out);
+int rlvr_run_load_model(const rlvr_run *r, const char *checkpoint_path, bool moments, rlvr_model **out);
+/* (moments false: the AdamW moments start at zero, e.g. RL after SFT) */
+
+/* Seconds since 1970 (metrics' time_unix). */
+double rlvr_run_unix_time(void);
+
+/* True when Slurm requeued this job (SLURM_RESTART_COUNT > 0): resume. */
+bool rlvr_slurm_restarted(void);
+
+/* ---- sft (jobs/sft.c) ---- */
+
+/* Renders the demonstrations of the usable train tasks through the harness
+ * (records moved to *out, *n_out of them; free each with rlvr_rollout_free). */
+int rlvr_sft_demos(rlvr_run *r, rlvr_model *model, rlvr_rollout **out, int *n_out);
+/* The SFT job: 0 when finished (final checkpoint path to final_checkpoint),
+ * 1 when stopped by a signal after a checkpoint, negative on error. */
+int rlvr_sft_run(rlvr_run *r, bool resume, char *final_checkpoint, size_t cap);
+
+/* The command line of sft and train: CONFIG [--out DIR] [--resume]
+ * (--resume is implied when Slurm requeued the job). 0 when complete,
+ * 1 for --help, -1 for a usage error. */
+typedef struct {
+    const char *config, *out;
+    bool resume;
+} rlvr_run_args;
+int rlvr_run_parse_args(rlvr_run_args *a, int argc, char **argv);
+
+/* ---- signals: the handler only sets the flag; jobs act at step boundaries ---- */
+
+/* SIGTERM, SIGINT, SIGUSR1, SIGUSR2 set rlvr_run_stop_flag (to the signal). */
+void rlvr_run_install_signals(void);
+extern volatile sig_atomic_t rlvr_run_stop_flag;
+
+/* mkdir -p. */
+int rlvr_run_mkdirs(const char *dir);
+
+/* "<dir>/<leaf>" into out (RLVR_ELIMIT when too long). */
+int rlvr_run_path(char *out, size_t cap, const char *dir, const char *leaf);
+
+/* Validates a pool in parallel (jobs workers), printing one line per task to
+ * `progress` (NULL: quiet), and writes its manifest. *ok = usable tasks. */
+int rlvr_run_check_pool(const char *pool_path, const char *manifest_path, const rlvr_task_check_options *opts,
+                        int jobs, bool json, FILE *progress, size_t *ok, size_t *total);
+
+#endif

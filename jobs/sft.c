@@ -1,0 +1,279 @@
+/* jobs/sft.c — `rlvr sft CONFIG [--out DIR] [--resume]`: the supervised
+ * bootstrap that gives RL a nonzero start (SPEC §1).
+ *
+ * Demonstrations are the reference solutions of the usable train tasks
+ * played through the harness (envs/demo.h: the same template, tools and
+ * sandboxes as a sampled rollout; no second renderer), so observation
+ * tokens are masked exactly as in RL. A demonstration whose tool calls did
+ * not all succeed is left out and counted. Training minimises the
+ * cross-entropy of the policy tokens at the sampling temperature
+ * (softmax(logits/τ) is the policy), [sft] steps × batch_sequences
+ * demonstrations, drawn without replacement per epoch in a Philox-shuffled
+ * order, AdamW with [optim]'s settings and [sft]'s learning rate.
+ *
+ * Files: <run>/sft/checkpoints/ (every [checkpoint] every steps, at the
+ * end, and on SIGTERM/SIGINT/SIGUSR1/SIGUSR2, after which it exits with
+ * RLVR_EXIT_STOPPED), <run>/sft/metrics.h5 (loss, grad norm, lr, tokens/s). */
+#include "core/error.h"
+#include "core/log.h"
+#include "core/rng.h"
+#include "core/sys.h"
+#include "envs/demo.h"
+#include "io/checkpoint.h"
+#include "io/metrics.h"
+#include "jobs/commands.h"
+#include "jobs/pack.h"
+#include "jobs/run.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- demonstrations ------------------------------------------------------------------ */
+
+static bool demo_usable(const rlvr_harness_job *j) {
+    const rlvr_rollout *r = &j->record;
+    if (r->stop != RLVR_STOP_DONE || j->calls != j->calls_parsed) return false;
+    for (int32_t t = 0; t < r->n_turns; t++)
+        if (r->turns[t].tool_name[0] && r->turns[t].exit_status != 0) return false;
+    return true;
+}
+
+int rlvr_sft_demos(rlvr_run *r, rlvr_model *model, rlvr_rollout **out, int *n_out) {
+    int n = r->n_split[RLVR_SPLIT_TRAIN];
+    rlvr_demo **demos = calloc((size_t)n, sizeof *demos);
+    rlvr_harness_job *jobs = calloc((size_t)n, sizeof *jobs);
+    rlvr_rollout *recs = calloc((size_t)n, sizeof *recs);
+    rlvr_sampler *s = NULL;
+    int rc = demos && jobs && recs ? 0 : RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    if (rc == 0) rc = rlvr_run_host(r);
+    for (int i = 0; rc == 0 && i < n; i++) {
+        const rlvr_task *t = rlvr_task_pool_get(r->pool, (size_t)r->split_tasks[RLVR_SPLIT_TRAIN][i]);
+        rc = rlvr_demo_new(&demos[i], t);
+        jobs[i] = (rlvr_harness_job){.task = t, .sequence = (uint32_t)i, .script = rlvr_demo_script,
+                                     .script_arg = demos[i]};
+    }
+    if (rc == 0) {
+        rlvr_sampler_config sc = r->sampler;
+        rc = rlvr_sampler_new(&s, model, &sc);
+    }
+    double t0 = rlvr_now();
+    if (rc == 0) rc = rlvr_harness_run(s, r->tok, &r->harness, jobs, n);
+    int kept = 0, dropped = 0;
+    for (int i = 0; rc == 0 && i < n; i++) {
+        if (!demo_usable(&jobs[i])) {
+            dropped++;
+            rlvr_log_warn("sft: demonstration of %s left out (stop %s, %d of %d calls parsed)", jobs[i].task->id,
+                          rlvr_stop_reason_name(jobs[i].record.stop), jobs[i].calls_parsed, jobs[i].calls);
+            continue;
+        }
+        recs[kept] = jobs[i].record; /* moved out of the job */
+        memset(&jobs[i].record, 0, sizeof jobs[i].record);
+        kept++;
+    }
+    if (rc == 0)
+        fprintf(stderr, "sft: %d demonstrations rendered through the harness in %.1f s (%d left out)\n", kept,
+                rlvr_now() - t0, dropped);
+    if (rc == 0 && kept == 0) rc = RLVR_FAIL(RLVR_EINVAL, "sft: no usable demonstration");
+    for (int i = 0; jobs && i < n; i++) rlvr_harness_job_clear(&jobs[i]);
+    for (int i = 0; demos && i < n; i++) rlvr_demo_free(demos[i]);
+    free(demos), free(jobs);
+    rlvr_sampler_free(s);
+    if (rc < 0) {
+        for (int i = 0; i < kept; i++) rlvr_rollout_free(&recs[i]);
+        free(recs);
+        return rc;
+    }
+    *out = recs, *n_out = kept;
+    return 0;
+}
+
+/* ---- training -------------------------------------------------------------------------- */
+
+/* Demonstration used at position k of the stream of epochs (a Philox
+ * Fisher-Yates shuffle per epoch). */
+static int demo_at(int64_t k, int n, uint64_t seed, int32_t *perm, int64_t *perm_epoch) {
+    int64_t epoch = k / n;
+    if (epoch != *perm_epoch) {
+        rlvr_rng_stream st;
+        rlvr_rng_stream_init(&st, seed, RLVR_RNG_SHUFFLE, (uint32_t)epoch, 0x5f7);
+        for (int i = 0; i < n; i++) perm[i] = i;
+        for (int i = n - 1; i > 0; i--) {
+            int j = (int)rlvr_rng_next_below(&st, (uint32_t)(i + 1));
+            int32_t t = perm[i];
+            perm[i] = perm[j], perm[j] = t;
+        }
+        *perm_epoch = epoch;
+    }
+    return perm[k % n];
+}
+
+typedef struct {
+    rlvr_run *run;
+    rlvr_io_settings io; /* sft/ paths */
+    rlvr_model *model;
+    rlvr_adamw_config adamw;
+    rlvr_rollout *demos;
+    int n_demos;
+    int32_t *perm;
+    int64_t perm_epoch;
+    rlvr_pack pack;
+    rlvr_metrics *metrics;
+} sft_state;
+
+static int save(sft_state *st, int64_t step) {
+    rlvr_checkpoint_options o = rlvr_io_checkpoint_options(&st->io, st->run->cfg, step, step);
+    o.mark |= step == st->run->sft.steps;
+    rlvr_checkpoint_writer *w = NULL;
+    RLVR_TRY(rlvr_checkpoint_begin(&w, st->io.checkpoint_dir, &o));
+    int rc = rlvr_checkpoint_put_model(w, st->model);
+    if (rc < 0) {
+        rlvr_checkpoint_abort(w);
+        return rc;
+    }
+    char path[RLVR_IO_PATH_CAP];
+    RLVR_TRY(rlvr_checkpoint_commit(w, path, sizeof path));
+    fprintf(stderr, "sft: checkpoint %s\n", path);
+    return 0;
+}
+
+static int sft_step(sft_state *st, int64_t step, rlvr_metrics_row *row) {
+    const rlvr_sft_config *c = &st->run->sft;
+    int B = (int)c->batch_sequences;
+    const rlvr_rollout *batch[1024];
+    if (B > 1024) B = 1024;
+    for (int b = 0; b < B; b++)
+        batch[b] = &st->demos[demo_at((step - 1) * B + b, st->n_demos, st->run->io.seed, st->perm, &st->perm_epoch)];
+    double t0 = rlvr_now();
+    RLVR_TRY(rlvr_pack_records(&st->pack, batch, B));
+    RLVR_TRY(rlvr_pack_forward(&st->pack, st->model, st->run->sampler.temperature));
+    int64_t N = rlvr_pack_policy_tokens(&st->pack), T = st->pack.offsets[st->pack.n_seqs];
+    double loss = 0;
+    for (int64_t t = 0; t < T; t++)
+        if (st->pack.policy[t]) st->pack.dlogp[t] = -1.0f / (float)N, loss -= st->pack.logp[t];
+    RLVR_TRY(rlvr_model_zero_grad(st->model));
+    RLVR_TRY(rlvr_pack_backward(&st->pack, st->model));
+    float gnorm = 0;
+    RLVR_TRY(rlvr_model_adamw_step(st->model, &st->adamw, step, &gnorm));
+    double dt = rlvr_now() - t0;
+    row->value[RLVR_METRIC_LOSS] = loss / (double)N;
+    row->value[RLVR_METRIC_GRAD_NORM] = gnorm;
+    row->value[RLVR_METRIC_LR] = rlvr_lr_at(&st->adamw, step);
+    row->value[RLVR_METRIC_TRAIN_S] = dt;
+    row->value[RLVR_METRIC_STEP_TIME_S] = dt;
+    row->value[RLVR_METRIC_POLICY_TOKENS] = (double)N / B;
+    row->value[RLVR_METRIC_TOKENS_PER_S] = (double)T / dt;
+    row->value[RLVR_METRIC_POLICY_VERSION] = (double)step;
+    return 0;
+}
+
+static int resume_step(const char *dir, bool resume, int64_t *start, char *path, size_t cap) {
+    *start = 0;
+    int rc = rlvr_checkpoint_latest(dir, path, cap);
+    if (rc == RLVR_ENOTFOUND) return 0;
+    RLVR_TRY(rc);
+    if (!resume)
+        return RLVR_FAIL(RLVR_ESTATE, "%s already holds checkpoints (latest %s): pass --resume to continue, or "
+                                      "--out a new directory",
+                         dir, path);
+    rlvr_checkpoint *ck = NULL;
+    RLVR_TRY(rlvr_checkpoint_open(&ck, path));
+    *start = rlvr_checkpoint_info_of(ck)->step;
+    rlvr_checkpoint_close(ck);
+    return 1;
+}
+
+int rlvr_sft_run(rlvr_run *r, bool resume, char *final_checkpoint, size_t cap) {
+    sft_state st = {.run = r, .io = r->io, .perm_epoch = -1};
+    char dir[RLVR_IO_PATH_CAP];
+    RLVR_TRY(rlvr_run_path(dir, sizeof dir, r->io.run_dir, "sft"));
+    RLVR_TRY(rlvr_io_settings_set_run_dir(&st.io, dir));
+    st.adamw = r->optim;
+    st.adamw.lr = (float)r->sft.lr;
+    st.adamw.warmup_steps = r->sft.warmup_steps;
+    st.adamw.total_steps = r->sft.steps;
+    st.adamw.min_lr_ratio = (float)r->sft.min_lr_ratio;
+    st.adamw.schedule = RLVR_LR_COSINE;
+    if (st.adamw.warmup_steps >= st.adamw.total_steps) st.adamw.warmup_steps = st.adamw.total_steps - 1;
+
+    char latest[RLVR_IO_PATH_CAP];
+    int64_t start = 0;
+    int rc = resume_step(st.io.checkpoint_dir, resume, &start, latest, sizeof latest);
+    if (rc == 1) {
+        fprintf(stderr, "sft: resuming from %s (step %lld)\n", latest, (long long)start);
+        rc = rlvr_run_load_model(r, latest, true, &st.model);
+    } else if (rc == 0) {
+        rc = rlvr_run_new_model(r, &st.model);
+    }
+    if (rc == 0) rc = rlvr_model_alloc_optim_state(st.model);
+    if (rc == 0) rc = rlvr_run_pool(r, true);
+    if (rc == 0) rc = rlvr_sft_demos(r, st.model, &st.demos, &st.n_demos);
+    if (rc == 0) rc = (st.perm = calloc((size_t)st.n_demos, sizeof *st.perm)) ? 0 : RLVR_FAIL(RLVR_ENOMEM, "oom");
+    if (rc == 0) rc = rlvr_run_mkdirs(st.io.run_dir);
+    if (rc == 0) rc = rlvr_metrics_open(&st.metrics, st.io.metrics_path, start > 0 ? start : -1);
+    fprintf(stderr, "sft: %lld steps of %lld demonstrations, model %zu parameters\n", (long long)r->sft.steps,
+            (long long)r->sft.batch_sequences, st.model ? rlvr_model_num_params(st.model) : 0);
+    double t_start = rlvr_now(), ema = NAN;
+    int64_t step = start;
+    while (rc == 0 && step < r->sft.steps && !rlvr_run_stop_flag) {
+        step++;
+        rlvr_metrics_row row;
+        rlvr_metrics_row_init(&row, step);
+        rc = sft_step(&st, step, &row);
+        row.value[RLVR_METRIC_TIME_UNIX] = rlvr_run_unix_time();
+        if (rc == 0) rc = rlvr_metrics_append(st.metrics, &row);
+        double loss = row.value[RLVR_METRIC_LOSS];
+        ema = isnan(ema) ? loss : 0.9 * ema + 0.1 * loss;
+        if (rc == 0 && (step % 10 == 0 || step == r->sft.steps)) {
+            double el = rlvr_now() - t_start, eta = el / (double)(step - start) * (double)(r->sft.steps - step);
+            fprintf(stderr, "sft step %lld/%lld  loss %.4f (avg %.4f)  grad %.2f  lr %.2e  %.0f tok/s  eta %.0f s\n",
+                    (long long)step, (long long)r->sft.steps, loss, ema, row.value[RLVR_METRIC_GRAD_NORM],
+                    row.value[RLVR_METRIC_LR], row.value[RLVR_METRIC_TOKENS_PER_S], eta);
+        }
+        if (rc == 0 && (rlvr_io_checkpoint_due(&st.io, step) || step == r->sft.steps || rlvr_run_stop_flag))
+            rc = save(&st, step);
+    }
+    if (rc == 0 && final_checkpoint) rc = rlvr_checkpoint_latest(st.io.checkpoint_dir, final_checkpoint, cap);
+    int stop = rlvr_run_stop_flag;
+    rlvr_metrics_close(st.metrics);
+    for (int i = 0; i < st.n_demos; i++) rlvr_rollout_free(&st.demos[i]);
+    free(st.demos), free(st.perm);
+    rlvr_pack_free(&st.pack);
+    rlvr_model_free(st.model);
+    if (rc == 0 && stop && step < r->sft.steps) return 1;
+    return rc;
+}
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: rlvr sft CONFIG [--out DIR] [--resume]\n"
+               "  supervised bootstrap on demonstrations (the train tasks' reference solutions played\n"
+               "  through the tools); writes DIR/sft/checkpoints and DIR/sft/metrics.h5\n"
+               "  --out DIR   run directory (default [run] out_dir/name)\n"
+               "  --resume    continue from the latest SFT checkpoint (implied by SLURM_RESTART_COUNT > 0)\n");
+}
+
+int rlvr_cmd_sft(int argc, char **argv) {
+    rlvr_run_args args;
+    int parsed = rlvr_run_parse_args(&args, argc, argv);
+    if (parsed != 0) {
+        usage(parsed > 0 ? stdout : stderr);
+        return parsed > 0 ? RLVR_EXIT_OK : RLVR_EXIT_USAGE;
+    }
+    const char *config = args.config, *out = args.out;
+    bool resume = args.resume;
+    rlvr_run_install_signals();
+    rlvr_run r;
+    int rc = rlvr_run_open(&r, config, out);
+    if (rc < 0) return rlvr_cmd_fail("sft", rc);
+    char final[RLVR_IO_PATH_CAP];
+    rc = rlvr_sft_run(&r, resume, final, sizeof final);
+    rlvr_run_close(&r);
+    if (rc == 1) {
+        fprintf(stderr, "sft: stopped by signal %d after a checkpoint; resume with --resume\n", (int)rlvr_run_stop_flag);
+        return RLVR_EXIT_STOPPED;
+    }
+    if (rc < 0) return rlvr_cmd_fail("sft", rc);
+    printf("sft: done; final checkpoint %s\n", final);
+    return RLVR_EXIT_OK;
+}

@@ -1,0 +1,604 @@
+/* jobs/train.c — `rlvr train CONFIG [--out DIR] [--resume]`: GRPO with
+ * verifiable rewards on the run's train tasks (SPEC §2–4, §7–8).
+ *
+ * One step (synchronous, Δv_max = 0):
+ *   1. dynamic sampling rounds: the difficulty tracker draws tasks (Philox,
+ *      keyed by seed, step, round), the group-size rule picks G per task;
+ *   2. rollouts of the round through the harness (envs/harness.h), sampling
+ *      keyed by (seed, step, sequence) with sequence = group·1024 + i;
+ *   3. verification of each patch in a fresh enclave (identical patches of a
+ *      task are verified once: [train] verify_cache), verdicts → rewards
+ *      (rl/reward.h) → group advantages (rl/advantage.h); zero-variance
+ *      groups are dropped and counted, the tracker observes every group;
+ *   4. the trainer re-scores the kept rollouts (forward at the sampling
+ *      temperature), logs max |sampler − trainer log-prob| over policy
+ *      tokens, computes the clipped token objective against the recorded
+ *      sampling log-probs (rl/objective.h), backward, AdamW, version + 1;
+ *   5. the kept rollouts go to shards/step_N.rank_0.h5, one metrics row to
+ *      metrics.h5, a progress line to stderr; checkpoints every [checkpoint]
+ *      every steps, at the end, and when a signal asked to stop.
+ * Everything random is keyed by the step, so a run resumed from a
+ * checkpoint continues bit-identically (the checkpoint stores the model,
+ * AdamW moments, the difficulty tracker and the entropy controller).
+ * Infrastructure failures are counted and excluded from the loss. */
+#include "core/error.h"
+#include "core/log.h"
+#include "core/sys.h"
+#include "io/checkpoint.h"
+#include "io/metrics.h"
+#include "io/shard.h"
+#include "jobs/commands.h"
+#include "jobs/pack.h"
+#include "jobs/run.h"
+#include "jobs/train.h"
+#include "jobs/verifiers.h"
+#include "rl/advantage.h"
+#include "rl/difficulty.h"
+#include "rl/entropy.h"
+#include "rl/objective.h"
+#include "rl/reward.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SEQ_PER_GROUP 1024 /* sampling sequence = group index in the step · this + rollout index */
+#define MICRO_SEQS 16      /* sequences per trainer forward/backward (gradients accumulate) */
+
+/* ---- the trainer's state ---------------------------------------------------------------- */
+
+struct rlvr_trainer {
+    rlvr_run *run;
+    rlvr_model *model;
+    rlvr_sampler *sampler;
+    rlvr_difficulty *difficulty; /* over the usable train tasks (index into run->split_tasks[TRAIN]) */
+    rlvr_entropy_controller entropy;
+    rlvr_verifiers *verifiers;
+    rlvr_pack pack;
+    rlvr_metrics *metrics;
+    int64_t step;                /* optimizer steps taken */
+    int64_t version;             /* policy version = step */
+    /* counters over the run */
+    int64_t infra_total;
+    step_stats last;           /* the last step's, for the progress line */
+    rlvr_generate_fn generate; /* NULL: generate_local */
+    void *generate_ctx;
+    rlvr_after_update_fn after_update; /* NULL: nothing (one process) */
+    void *after_update_ctx;
+};
+
+/* One group of a step. */
+typedef struct {
+    int32_t task;      /* index into the usable train tasks */
+    int32_t first_job; /* jobs[first_job .. first_job + G) */
+    int32_t G;
+    bool kept;
+} group;
+
+typedef struct {
+    rlvr_harness_job *jobs;
+    int n_jobs, cap_jobs;
+    group *groups;
+    int n_groups, cap_groups;
+    double *reward;    /* (n_jobs) */
+    double *advantage; /* (n_jobs) */
+    uint8_t *include;  /* (n_jobs) */
+} step_batch;
+
+static void batch_clear(step_batch *b) {
+    for (int i = 0; i < b->n_jobs; i++) rlvr_harness_job_clear(&b->jobs[i]);
+    free(b->jobs), free(b->groups), free(b->reward), free(b->advantage), free(b->include);
+    memset(b, 0, sizeof *b);
+}
+
+static int batch_reserve(step_batch *b, int jobs, int groups) {
+    if (b->n_jobs + jobs > b->cap_jobs) {
+        int cap = (b->n_jobs + jobs) * 2;
+        rlvr_harness_job *j = realloc(b->jobs, (size_t)cap * sizeof *j);
+        if (!j) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+        b->jobs = j;
+        double *r = realloc(b->reward, (size_t)cap * sizeof *r);
+        if (!r) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+        b->reward = r;
+        double *a = realloc(b->advantage, (size_t)cap * sizeof *a);
+        if (!a) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+        b->advantage = a;
+        uint8_t *in = realloc(b->include, (size_t)cap);
+        if (!in) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+        b->include = in;
+        b->cap_jobs = cap;
+    }
+    if (b->n_groups + groups > b->cap_groups) {
+        int cap = (b->n_groups + groups) * 2;
+        group *g = realloc(b->groups, (size_t)cap * sizeof *g);
+        if (!g) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+        b->groups = g, b->cap_groups = cap;
+    }
+    return 0;
+}
+
+static const rlvr_task *train_task(const rlvr_trainer *t, int32_t i) {
+    return rlvr_task_pool_get(t->run->pool, (size_t)t->run->split_tasks[RLVR_SPLIT_TRAIN][i]);
+}
+
+/* ---- step parts ------------------------------------------------------------------------ */
+
+/* Adds the groups of one round (tasks drawn by the tracker) to the batch. */
+static int draw_round(rlvr_trainer *t, step_batch *b, int32_t n, uint32_t round) {
+    int32_t *tasks = malloc((size_t)n * sizeof *tasks);
+    if (!tasks) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    int rc = rlvr_rl_difficulty_sample(tasks, t->difficulty, n, t->run->io.seed, (uint32_t)t->step + 1, round);
+    const rlvr_rl_config *rl = &t->run->rl;
+    for (int32_t k = 0; rc == 0 && k < n; k++) {
+        int32_t G = rlvr_rl_difficulty_group_size(t->difficulty, tasks[k], rl->grpo.group_size);
+        if (G > SEQ_PER_GROUP) G = SEQ_PER_GROUP;
+        rc = batch_reserve(b, G, 1);
+        if (rc < 0) break;
+        int gi = b->n_groups++;
+        b->groups[gi] = (group){tasks[k], b->n_jobs, G, false};
+        for (int32_t i = 0; i < G; i++) {
+            rlvr_harness_job *j = &b->jobs[b->n_jobs++];
+            memset(j, 0, sizeof *j);
+            j->task = train_task(t, tasks[k]);
+            j->step = (uint32_t)t->step + 1;
+            j->sequence = (uint32_t)gi * SEQ_PER_GROUP + (uint32_t)i;
+        }
+    }
+    free(tasks);
+    return rc;
+}
+
+/* Reward of one verified rollout; include = 0 when excluded from the loss. */
+static int score_job(rlvr_trainer *t, rlvr_harness_job *j, double *reward, uint8_t *include) {
+    rlvr_rollout *r = &j->record;
+    rlvr_reward_input in = {.verdict = r->verdict, .stop = r->stop,
+                            .format = j->calls > 0 ? (double)j->calls_parsed / j->calls : 1.0,
+                            .policy_tokens = rlvr_rollout_policy_tokens(r)};
+    if (rlvr_rl_stop_is_truncation(r->stop)) in.verdict = RLVR_VERDICT_NONE;
+    if (r->stop == RLVR_STOP_INFRA_ERROR || r->verdict == RLVR_VERDICT_INFRA) in.verdict = RLVR_VERDICT_INFRA;
+    rlvr_reward rw;
+    RLVR_TRY(rlvr_rl_reward(&rw, &in, &t->run->rl.reward));
+    r->reward.total = (float)rw.total;
+    r->reward.outcome = (float)rw.outcome;
+    r->reward.format = (float)rw.format;
+    r->reward.length_penalty = (float)rw.length_penalty;
+    *reward = rw.total;
+    *include = !rw.excluded;
+    return 0;
+}
+
+/* Runs, verifies and scores the groups [from, b->n_groups) of the batch;
+ * offers each to dynamic sampling and the difficulty tracker. */
+/* Generates and verifies jobs[0..n) here, in this process (the layout
+ * without rollout and verifier ranks); pool_index[i] is job i's task. */
+static int generate_local(rlvr_trainer *t, rlvr_harness_job *jobs, int n, const size_t *pool_index, step_stats *s) {
+    double t0 = rlvr_now();
+    RLVR_TRY(rlvr_harness_run(t->sampler, t->run->tok, &t->run->harness, jobs, n));
+    s->generate_wall += rlvr_now() - t0;
+    t0 = rlvr_now();
+    for (int i = 0; i < n; i++) RLVR_TRY(rlvr_verifiers_verify(t->verifiers, &jobs[i], pool_index[i]));
+    s->verify_wall += rlvr_now() - t0;
+    return 0;
+}
+
+/* Runs, verifies and scores the groups [from, b->n_groups) of the batch;
+ * offers each to dynamic sampling and the difficulty tracker. */
+static int play_round(rlvr_trainer *t, step_batch *b, int from, rlvr_dynsample *ds, step_stats *s) {
+    int j0 = b->groups[from].first_job, n = b->n_jobs - j0;
+    size_t *pool_index = malloc((size_t)n * sizeof *pool_index);
+    if (!pool_index) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    for (int g = from; g < b->n_groups; g++)
+        for (int i = b->groups[g].first_job; i < b->groups[g].first_job + b->groups[g].G; i++) {
+            pool_index[i - j0] = (size_t)t->run->split_tasks[RLVR_SPLIT_TRAIN][b->groups[g].task];
+            b->jobs[i].record.policy_version = t->version;
+        }
+    int rc = t->generate ? t->generate(t->generate_ctx, b->jobs + j0, n, pool_index, t->version, s)
+                         : generate_local(t, b->jobs + j0, n, pool_index, s);
+    free(pool_index);
+    RLVR_TRY(rc);
+    for (int g = from; g < b->n_groups; g++) {
+        group *gr = &b->groups[g];
+        int successes = 0, scored = 0;
+        for (int i = gr->first_job; i < gr->first_job + gr->G; i++) {
+            rlvr_harness_job *j = &b->jobs[i];
+            RLVR_TRY(score_job(t, j, &b->reward[i], &b->include[i]));
+            j->record.group_id = (t->step + 1) * 100000 + g;
+            j->record.rollout_index = i - gr->first_job;
+            if (b->include[i]) scored++, successes += j->record.verdict == RLVR_VERDICT_PASS;
+            s->infra += j->record.verdict == RLVR_VERDICT_INFRA;
+        }
+        bool informative = false;
+        RLVR_TRY(rlvr_rl_group_advantages(b->advantage + gr->first_job, &informative, b->reward + gr->first_job,
+                                          b->include + gr->first_job, gr->G, t->run->rl.grpo.advantage,
+                                          t->run->rl.grpo.std_eps));
+        if (scored > 0) RLVR_TRY(rlvr_rl_difficulty_observe(t->difficulty, gr->task, successes, scored));
+        gr->kept = rlvr_rl_dynsample_offer(ds, informative);
+        s->groups_zero_var += !informative;
+    }
+    return 0;
+}
+
+/* ---- the trainer's update ----------------------------------------------------------------- */
+
+static int update(rlvr_trainer *t, step_batch *b, step_stats *s) {
+    const rlvr_rollout *recs[MICRO_SEQS];
+    int idx[MICRO_SEQS];
+    int64_t N = 0;
+    int kept = 0;
+    for (int g = 0; g < b->n_groups; g++) {
+        if (!b->groups[g].kept) continue;
+        for (int i = b->groups[g].first_job; i < b->groups[g].first_job + b->groups[g].G; i++)
+            if (b->include[i]) N += rlvr_rollout_policy_tokens(&b->jobs[i].record), kept++;
+    }
+    s->rollouts = kept;
+    if (kept == 0 || N == 0) return 0; /* nothing informative: no gradient, the weights stay (the step counts) */
+    rlvr_objective_options opt = t->run->rl.grpo.objective;
+    opt.entropy_coef = t->entropy.coef;
+    if (opt.aggregation == RLVR_AGG_TOKENS) opt.normaliser = (double)N;
+    double t0 = rlvr_now();
+    RLVR_TRY(rlvr_model_zero_grad(t->model));
+    int m = 0;
+    for (int g = 0; g <= b->n_groups; g++) {
+        bool last = g == b->n_groups;
+        if (!last && b->groups[g].kept)
+            for (int i = b->groups[g].first_job; i < b->groups[g].first_job + b->groups[g].G; i++)
+                if (b->include[i]) {
+                    recs[m] = &b->jobs[i].record, idx[m] = i, m++;
+                    if (m == MICRO_SEQS) {
+                        RLVR_TRY(rlvr_train_micro(t, recs, b->advantage, idx, m, &opt, s));
+                        m = 0;
+                    }
+                }
+        if (last && m > 0) RLVR_TRY(rlvr_train_micro(t, recs, b->advantage, idx, m, &opt, s));
+    }
+    float gnorm = 0;
+    rlvr_adamw_config adamw = t->run->optim;
+    adamw.total_steps = t->run->train.steps;
+    RLVR_TRY(rlvr_model_adamw_step(t->model, &adamw, t->step + 1, &gnorm));
+    s->grad_norm = gnorm;
+    s->lr = rlvr_lr_at(&adamw, t->step + 1);
+    s->train_wall = rlvr_now() - t0;
+    s->policy_tokens = N;
+    return 0;
+}
+
+int rlvr_train_micro(rlvr_trainer *t, const rlvr_rollout *const *recs, const double *adv_of_job, const int *job,
+                     int n, const rlvr_objective_options *opt, step_stats *s) {
+    rlvr_pack *p = &t->pack;
+    RLVR_TRY(rlvr_pack_records(p, recs, n));
+    RLVR_TRY(rlvr_pack_forward(p, t->model, t->run->sampler.temperature));
+    int64_t T = p->offsets[p->n_seqs];
+    double *lp = malloc((size_t)T * sizeof *lp), *lps = malloc((size_t)T * sizeof *lps);
+    double *ent = malloc((size_t)T * sizeof *ent), *dl = malloc((size_t)T * sizeof *dl);
+    double *de = malloc((size_t)T * sizeof *de), *adv = malloc((size_t)n * sizeof *adv);
+    int rc = lp && lps && ent && dl && de && adv ? 0 : RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    for (int sq = 0; rc == 0 && sq < n; sq++) {
+        adv[sq] = adv_of_job[job[sq]];
+        for (int32_t k = 0; k < recs[sq]->n_tokens; k++) {
+            int64_t at = p->offsets[sq] + k;
+            lp[at] = p->logp[at], ent[at] = p->entropy[at], lps[at] = recs[sq]->logprobs[k];
+            if (p->policy[at]) {
+                double d = fabs(lp[at] - lps[at]);
+                if (d > s->logprob_diff_max) s->logprob_diff_max = d;
+            }
+        }
+    }
+    rlvr_objective_stats st;
+    rlvr_objective_input in = {.n_seqs = p->n_seqs, .offsets = p->offsets, .mask = p->policy, .logp = lp,
+                               .logp_sample = lps, .entropy = ent, .advantage = adv};
+    if (rc == 0) rc = rlvr_rl_objective(dl, de, &st, &in, opt);
+    if (rc == 0) {
+        for (int64_t k = 0; k < T; k++) p->dlogp[k] = (float)dl[k], p->dentropy[k] = (float)de[k];
+        rc = rlvr_pack_backward(p, t->model);
+        s->loss += st.loss;
+        s->clipped += st.clipped_low + st.clipped_high;
+        s->truncated_is += st.is_truncated;
+        s->entropy_sum += st.entropy_sum;
+        s->tokens += st.tokens;
+    }
+    free(lp), free(lps), free(ent), free(dl), free(de), free(adv);
+    return rc;
+}
+
+/* ---- checkpoints ---------------------------------------------------------------------------- */
+
+static int save(rlvr_trainer *t) {
+    const rlvr_run *r = t->run;
+    rlvr_checkpoint_options o = rlvr_io_checkpoint_options(&r->io, r->cfg, t->step, t->version);
+    o.mark |= t->step == r->train.steps;
+    rlvr_checkpoint_writer *w = NULL;
+    RLVR_TRY(rlvr_checkpoint_begin(&w, r->io.checkpoint_dir, &o));
+    int64_t n = t->difficulty->n_tasks;
+    double ent[3] = {t->entropy.coef, (double)t->entropy.updates, t->entropy.last_entropy};
+    rlvr_state_array arrays[] = {
+        {"difficulty/p_hat", RLVR_DT_F64, 1, {n}, t->difficulty->p_hat},
+        {"difficulty/groups", RLVR_DT_I64, 1, {n}, t->difficulty->groups},
+        {"difficulty/rollouts", RLVR_DT_I64, 1, {n}, t->difficulty->rollouts},
+        {"difficulty/successes", RLVR_DT_I64, 1, {n}, t->difficulty->successes},
+        {"entropy/state", RLVR_DT_F64, 1, {3}, ent},
+    };
+    int rc = rlvr_checkpoint_put_model(w, t->model);
+    for (size_t i = 0; rc == 0 && i < sizeof arrays / sizeof arrays[0]; i++)
+        rc = rlvr_checkpoint_put_array(w, &arrays[i]);
+    if (rc < 0) {
+        rlvr_checkpoint_abort(w);
+        return rc;
+    }
+    char path[RLVR_IO_PATH_CAP];
+    RLVR_TRY(rlvr_checkpoint_commit(w, path, sizeof path));
+    fprintf(stderr, "train: checkpoint %s\n", path);
+    return 0;
+}
+
+static int restore(rlvr_trainer *t, const char *path) {
+    rlvr_checkpoint *ck = NULL;
+    RLVR_TRY(rlvr_checkpoint_open(&ck, path));
+    int64_t n = t->difficulty->n_tasks, three = 3;
+    double ent[3];
+    int rc = rlvr_checkpoint_read_model(ck, t->model);
+    const int64_t dn[RLVR_IO_MAX_RANK] = {n}, d3[RLVR_IO_MAX_RANK] = {three};
+    if (rc == 0) rc = rlvr_checkpoint_read_array(ck, "difficulty/p_hat", RLVR_DT_F64, 1, dn, t->difficulty->p_hat);
+    if (rc == 0) rc = rlvr_checkpoint_read_array(ck, "difficulty/groups", RLVR_DT_I64, 1, dn, t->difficulty->groups);
+    if (rc == 0)
+        rc = rlvr_checkpoint_read_array(ck, "difficulty/rollouts", RLVR_DT_I64, 1, dn, t->difficulty->rollouts);
+    if (rc == 0)
+        rc = rlvr_checkpoint_read_array(ck, "difficulty/successes", RLVR_DT_I64, 1, dn, t->difficulty->successes);
+    if (rc == 0) rc = rlvr_checkpoint_read_array(ck, "entropy/state", RLVR_DT_F64, 1, d3, ent);
+    if (rc == 0) {
+        t->step = rlvr_checkpoint_info_of(ck)->step;
+        t->version = rlvr_checkpoint_info_of(ck)->policy_version;
+        t->entropy.coef = ent[0], t->entropy.updates = (int64_t)ent[1], t->entropy.last_entropy = ent[2];
+    }
+    rlvr_checkpoint_close(ck);
+    return rc;
+}
+
+/* ---- one step, metrics, progress -------------------------------------------------------------- */
+
+static void fill_row(const rlvr_trainer *t, const step_batch *b, const step_stats *s, const rlvr_dynsample *ds,
+                     rlvr_metrics_row *row) {
+    double rsum = 0, rsq = 0, fmt = 0, len = 0, pass = 0, trunc = 0, gen = 0, tool = 0, ver = 0, lpen = 0;
+    int n = b->n_jobs, rep = 0;
+    for (int i = 0; i < n; i++) {
+        const rlvr_rollout *r = &b->jobs[i].record;
+        rsum += b->reward[i], rsq += b->reward[i] * b->reward[i];
+        fmt += r->reward.format, lpen += r->reward.length_penalty, len += rlvr_rollout_policy_tokens(r), pass += r->verdict == RLVR_VERDICT_PASS;
+        trunc += rlvr_rl_stop_is_truncation(r->stop), rep += r->stop == RLVR_STOP_REPETITION;
+        gen += r->timings.generate_s, tool += r->timings.tool_s, ver += r->timings.verify_s;
+    }
+    double mean = n ? rsum / n : 0;
+    double *v = row->value;
+    v[RLVR_METRIC_POLICY_VERSION] = (double)t->version;
+    v[RLVR_METRIC_ROLLOUTS] = s->rollouts;
+    v[RLVR_METRIC_GROUPS] = ds->kept;
+    v[RLVR_METRIC_GROUPS_ZERO_VAR] = s->groups_zero_var;
+    v[RLVR_METRIC_REWARD_MEAN] = mean;
+    v[RLVR_METRIC_REWARD_STD] = n ? sqrt(fmax(0, rsq / n - mean * mean)) : 0;
+    v[RLVR_METRIC_PASS_RATE] = n ? pass / n : 0;
+    v[RLVR_METRIC_FORMAT_MEAN] = n ? fmt / n : 0;
+    v[RLVR_METRIC_POLICY_TOKENS] = n ? len / n : 0;
+    v[RLVR_METRIC_LENGTH_PENALTY] = n ? lpen / n : 0;
+    v[RLVR_METRIC_TRUNCATED] = n ? trunc / n : 0;
+    v[RLVR_METRIC_INFRA_ERRORS] = s->infra;
+    v[RLVR_METRIC_STALENESS_MEAN] = 0;
+    v[RLVR_METRIC_STALENESS_DROPPED] = 0;
+    v[RLVR_METRIC_LOSS] = s->loss;
+    v[RLVR_METRIC_KL] = 0;
+    v[RLVR_METRIC_ENTROPY] = s->tokens ? s->entropy_sum / (double)s->tokens : NAN;
+    v[RLVR_METRIC_ENTROPY_COEF] = t->entropy.coef;
+    v[RLVR_METRIC_CLIP_FRACTION] = s->tokens ? (double)s->clipped / (double)s->tokens : 0;
+    v[RLVR_METRIC_GRAD_NORM] = s->grad_norm;
+    v[RLVR_METRIC_LR] = s->lr;
+    v[RLVR_METRIC_GENERATE_S] = gen;
+    v[RLVR_METRIC_TOOL_S] = tool;
+    v[RLVR_METRIC_VERIFY_S] = ver;
+    v[RLVR_METRIC_QUEUE_S] = 0;
+    v[RLVR_METRIC_TRAIN_S] = s->train_wall;
+    v[RLVR_METRIC_TOKENS_PER_S] = s->generate_wall > 0 ? len / s->generate_wall : 0;
+    v[RLVR_METRIC_REPETITION_STOPS] = rep;
+    v[RLVR_METRIC_LOGPROB_DIFF_MAX] = s->logprob_diff_max;
+    v[RLVR_METRIC_ROLLOUTS_PER_S] = s->wall > 0 ? n / s->wall : 0;
+    v[RLVR_METRIC_IDLE_S] = fmax(0, s->wall - s->generate_wall - s->verify_wall - s->train_wall);
+    v[RLVR_METRIC_DRAW_ROUNDS] = ds->rounds;
+}
+
+static void progress_line(const rlvr_trainer *t, const rlvr_metrics_row *row, double eta) {
+    const double *v = row->value;
+    fprintf(stderr,
+            "train step %lld/%lld  reward %.3f  pass %.3f  groups %.0f (zero-var %.0f, rounds %.0f)  H %.3f  "
+            "len %.0f  trunc %.2f  rep %.0f  infra %.0f  clip %.3f  grad %.2f  |Δlogp| %.1e  %.2f rollouts/s  "
+            "wall: gen %.1fs verify %.1fs train %.1fs idle %.1fs  eta %.0f s\n",
+            (long long)t->step, (long long)t->run->train.steps, v[RLVR_METRIC_REWARD_MEAN], v[RLVR_METRIC_PASS_RATE],
+            v[RLVR_METRIC_GROUPS], v[RLVR_METRIC_GROUPS_ZERO_VAR], v[RLVR_METRIC_DRAW_ROUNDS], v[RLVR_METRIC_ENTROPY],
+            v[RLVR_METRIC_POLICY_TOKENS], v[RLVR_METRIC_TRUNCATED], v[RLVR_METRIC_REPETITION_STOPS],
+            v[RLVR_METRIC_INFRA_ERRORS], v[RLVR_METRIC_CLIP_FRACTION], v[RLVR_METRIC_GRAD_NORM],
+            v[RLVR_METRIC_LOGPROB_DIFF_MAX], v[RLVR_METRIC_ROLLOUTS_PER_S], t->last.generate_wall,
+            t->last.verify_wall, t->last.train_wall, v[RLVR_METRIC_IDLE_S], eta);
+}
+
+static int write_shard(rlvr_trainer *t, const step_batch *b) {
+    if (!t->run->io.shards) return 0;
+    rlvr_shard_options so = rlvr_io_shard_options(&t->run->io);
+    rlvr_shard_writer *w = NULL;
+    RLVR_TRY(rlvr_shard_create(&w, t->run->io.shard_dir, t->step, 0, &so));
+    int rc = 0;
+    for (int g = 0; rc == 0 && g < b->n_groups; g++) {
+        if (!b->groups[g].kept) continue;
+        for (int i = b->groups[g].first_job; rc == 0 && i < b->groups[g].first_job + b->groups[g].G; i++)
+            if (b->include[i]) rc = rlvr_shard_append(w, &b->jobs[i].record, (float)b->advantage[i]);
+    }
+    if (rc < 0) {
+        rlvr_shard_abort(w);
+        return rc;
+    }
+    return rlvr_shard_commit(w, NULL, 0);
+}
+
+static int train_step(rlvr_trainer *t, rlvr_metrics_row *row) {
+    step_batch b = {0};
+    step_stats s = {0};
+    rlvr_dynsample ds;
+    double t0 = rlvr_now();
+    int rc = rlvr_rl_dynsample_begin(&ds, &t->run->rl.dynamic_sampling, t->run->rl.grpo.groups_per_step);
+    for (uint32_t round = 0; rc == 0; round++) {
+        int32_t n = rlvr_rl_dynsample_next_round(&ds);
+        if (n == 0) break;
+        int from = b.n_groups;
+        rc = draw_round(t, &b, n, round);
+        if (rc == 0) rc = play_round(t, &b, from, &ds, &s);
+    }
+    if (rc == 0) rc = update(t, &b, &s);
+    if (rc == 0) {
+        t->step++;
+        t->version = t->step;
+        if (s.tokens > 0) rc = rlvr_rl_entropy_update(&t->entropy, s.entropy_sum / (double)s.tokens);
+        if (rc == 0 && t->after_update) rc = t->after_update(t->after_update_ctx, t->model, t->version);
+    }
+    if (rc == 0) rc = write_shard(t, &b);
+    s.wall = rlvr_now() - t0;
+    rlvr_metrics_row_init(row, t->step);
+    fill_row(t, &b, &s, &ds, row);
+    row->value[RLVR_METRIC_STEP_TIME_S] = s.wall;
+    row->value[RLVR_METRIC_TIME_UNIX] = rlvr_run_unix_time();
+    t->infra_total += s.infra;
+    t->last = s;
+    batch_clear(&b);
+    return rc;
+}
+
+/* ---- set-up ------------------------------------------------------------------------------------ */
+
+/* The checkpoint RL starts from when it has none of its own. */
+static int init_path(const rlvr_run *r, char *path, size_t cap) {
+    const char *init = r->train.init;
+    if (strcmp(init, "scratch") == 0) return 0;
+    if (strcmp(init, "sft") != 0) {
+        snprintf(path, cap, "%s", init);
+        return 1;
+    }
+    char dir[RLVR_IO_PATH_CAP];
+    RLVR_TRY(rlvr_run_path(dir, sizeof dir, r->io.run_dir, "sft/checkpoints"));
+    int rc = rlvr_checkpoint_latest(dir, path, cap);
+    if (rc == RLVR_ENOTFOUND)
+        return RLVR_FAIL(RLVR_ENOTFOUND, "[train] init = sft, but %s has no checkpoint: run `rlvr sft` first (or set "
+                                         "init = scratch)",
+                         dir);
+    RLVR_TRY(rc);
+    return 1;
+}
+
+int rlvr_trainer_new(rlvr_trainer **out, rlvr_run *r, bool resume) {
+    rlvr_trainer *t = calloc(1, sizeof *t);
+    if (!t) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    *out = t;
+    t->run = r;
+    RLVR_TRY(rlvr_run_pool(r, true));
+    RLVR_TRY(rlvr_rl_difficulty_new(&t->difficulty, r->n_split[RLVR_SPLIT_TRAIN], &r->rl.difficulty));
+    RLVR_TRY(rlvr_rl_entropy_init(&t->entropy, &r->rl.entropy));
+    RLVR_TRY(rlvr_verifiers_new(&t->verifiers, r));
+    RLVR_TRY(rlvr_run_host(r)); /* workspaces of "tests" tasks */
+    char latest[RLVR_IO_PATH_CAP];
+    int rc = rlvr_checkpoint_latest(r->io.checkpoint_dir, latest, sizeof latest);
+    if (rc == 0 && !resume)
+        return RLVR_FAIL(RLVR_ESTATE, "%s already holds checkpoints (latest %s): pass --resume to continue, or --out a "
+                                      "new directory",
+                         r->io.checkpoint_dir, latest);
+    if (rc < 0 && rc != RLVR_ENOTFOUND) return rc;
+    RLVR_TRY(rlvr_run_new_model(r, &t->model));
+    RLVR_TRY(rlvr_model_alloc_optim_state(t->model));
+    if (rc == 0) {
+        fprintf(stderr, "train: resuming from %s\n", latest);
+        RLVR_TRY(restore(t, latest));
+    } else {
+        char init[RLVR_IO_PATH_CAP];
+        int have = init_path(r, init, sizeof init);
+        RLVR_TRY(have);
+        if (have) {
+            fprintf(stderr, "train: starting from %s\n", init);
+            rlvr_model_free(t->model);
+            t->model = NULL;
+            RLVR_TRY(rlvr_run_load_model(r, init, false, &t->model));
+            RLVR_TRY(rlvr_model_alloc_optim_state(t->model));
+        }
+    }
+    RLVR_TRY(rlvr_sampler_new(&t->sampler, t->model, &r->sampler));
+    RLVR_TRY(rlvr_run_mkdirs(r->io.run_dir));
+    RLVR_TRY(rlvr_metrics_open(&t->metrics, r->io.metrics_path, t->step > 0 ? t->step : -1));
+    return 0;
+}
+
+void rlvr_trainer_free(rlvr_trainer *t) {
+    if (!t) return;
+    rlvr_verifiers_free(t->verifiers);
+    rlvr_metrics_close(t->metrics);
+    rlvr_pack_free(&t->pack);
+    rlvr_sampler_free(t->sampler);
+    rlvr_model_free(t->model);
+    rlvr_rl_difficulty_free(t->difficulty);
+    free(t);
+}
+
+int rlvr_trainer_run(rlvr_trainer *t) {
+    const rlvr_run *r = t->run;
+    fprintf(stderr, "train: steps %lld → %lld, %d train tasks, G = %d, %d informative groups per step\n",
+            (long long)t->step, (long long)r->train.steps, r->n_split[RLVR_SPLIT_TRAIN], r->rl.grpo.group_size,
+            r->rl.grpo.groups_per_step);
+    double t_start = rlvr_now();
+    int64_t first = t->step;
+    while (t->step < r->train.steps && !rlvr_run_stop_flag) {
+        rlvr_metrics_row row;
+        RLVR_TRY(train_step(t, &row));
+        RLVR_TRY(rlvr_metrics_append(t->metrics, &row));
+        double el = rlvr_now() - t_start;
+        progress_line(t, &row, el / (double)(t->step - first) * (double)(r->train.steps - t->step));
+        if (rlvr_io_checkpoint_due(&r->io, t->step) || t->step == r->train.steps || rlvr_run_stop_flag)
+            RLVR_TRY(save(t));
+    }
+    int64_t runs = 0, cached = 0;
+    rlvr_verifiers_counts(t->verifiers, &runs, &cached);
+    fprintf(stderr, "train: %lld infra errors excluded; %lld enclave verifications, %lld verdicts from the cache\n",
+            (long long)t->infra_total, (long long)runs, (long long)cached);
+    return t->step < r->train.steps ? 1 : 0;
+}
+
+const rlvr_model *rlvr_trainer_model(const rlvr_trainer *t) { return t->model; }
+
+void rlvr_trainer_set_hooks(rlvr_trainer *t, rlvr_generate_fn generate, void *generate_ctx,
+                            rlvr_after_update_fn after_update, void *after_update_ctx) {
+    t->generate = generate, t->generate_ctx = generate_ctx;
+    t->after_update = after_update, t->after_update_ctx = after_update_ctx;
+}
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: rlvr train CONFIG [--out DIR] [--resume]\n"
+               "  GRPO with verifiable rewards on the run's train tasks, starting from [train] init\n"
+               "  --out DIR   run directory (default [run] out_dir/name)\n"
+               "  --resume    continue from the latest checkpoint (implied by SLURM_RESTART_COUNT > 0)\n");
+}
+
+int rlvr_cmd_train(int argc, char **argv) {
+    rlvr_run_args args;
+    int parsed = rlvr_run_parse_args(&args, argc, argv);
+    if (parsed != 0) {
+        usage(parsed > 0 ? stdout : stderr);
+        return parsed > 0 ? RLVR_EXIT_OK : RLVR_EXIT_USAGE;
+    }
+    const char *config = args.config, *out = args.out;
+    bool resume = args.resume;
+    rlvr_run_install_signals();
+    rlvr_run r;
+    int rc = rlvr_run_open(&r, config, out);
+    if (rc < 0) return rlvr_cmd_fail("train", rc);
+    rlvr_trainer *t = NULL;
+    rc = rlvr_trainer_new(&t, &r, resume);
+    if (rc == 0) rc = rlvr_trainer_run(t);
+    rlvr_trainer_free(t);
+    rlvr_run_close(&r);
+    if (rc == 1) {
+        fprintf(stderr, "train: stopped by signal %d after a checkpoint; resume with --resume\n",
+                (int)rlvr_run_stop_flag);
+        return RLVR_EXIT_STOPPED;
+    }
+    return rc < 0 ? rlvr_cmd_fail("train", rc) : RLVR_EXIT_OK;
+}

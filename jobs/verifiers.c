@@ -1,0 +1,152 @@
+/* jobs/verifiers.c — verification with a per-task verdict cache (jobs/verifiers.h). */
+#include "jobs/verifiers.h"
+
+#include "core/error.h"
+#include "core/log.h"
+#include "enclave/verify.h"
+#include "rl/reward.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    uint64_t hash;
+    char *patch;
+    size_t len;
+    rlvr_verdict verdict;
+    int32_t reason;
+} cached_verdict;
+
+typedef struct {
+    rlvr_verify_task *vt; /* created on first use */
+    cached_verdict *cache;
+    int n_cache, cap_cache;
+} task_verifier;
+
+static void verifier_free(task_verifier *v) {
+    rlvr_verify_task_free(v->vt);
+    for (int i = 0; i < v->n_cache; i++) free(v->cache[i].patch);
+    free(v->cache);
+}
+
+static const cached_verdict *cache_find(const task_verifier *v, const char *patch, size_t len, uint64_t h) {
+    for (int i = 0; i < v->n_cache; i++)
+        if (v->cache[i].hash == h && v->cache[i].len == len && memcmp(v->cache[i].patch, patch, len) == 0)
+            return &v->cache[i];
+    return NULL;
+}
+
+static int cache_add(task_verifier *v, const char *patch, size_t len, uint64_t h, const rlvr_rollout *r) {
+    if (v->n_cache == v->cap_cache) {
+        int cap = v->cap_cache ? 2 * v->cap_cache : 8;
+        cached_verdict *c = realloc(v->cache, (size_t)cap * sizeof *c);
+        if (!c) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+        v->cache = c, v->cap_cache = cap;
+    }
+    char *copy = malloc(len + 1);
+    if (!copy) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    memcpy(copy, patch, len);
+    copy[len] = 0;
+    v->cache[v->n_cache++] = (cached_verdict){h, copy, len, r->verdict, r->verdict_reason};
+    return 0;
+}
+
+struct rlvr_verifiers {
+    rlvr_run *run;
+    task_verifier *tasks; /* (pool size) */
+    size_t n;
+    int64_t runs, cached;
+};
+
+int rlvr_verifiers_new(rlvr_verifiers **out, rlvr_run *r) {
+    rlvr_verifiers *v = calloc(1, sizeof *v);
+    if (!v) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    v->run = r;
+    v->n = rlvr_task_pool_size(r->pool);
+    v->tasks = calloc(v->n ? v->n : 1, sizeof *v->tasks);
+    if (!v->tasks) {
+        free(v);
+        return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    }
+    *out = v;
+    return 0;
+}
+
+void rlvr_verifiers_free(rlvr_verifiers *v) {
+    if (!v) return;
+    for (size_t i = 0; i < v->n; i++) verifier_free(&v->tasks[i]);
+    free(v->tasks);
+    free(v);
+}
+
+void rlvr_verifiers_counts(const rlvr_verifiers *v, int64_t *runs, int64_t *cached) {
+    *runs = v->runs;
+    *cached = v->cached;
+}
+
+static int verifier_for(rlvr_verifiers *vs, const rlvr_task *task, size_t pool_index, task_verifier **out) {
+    task_verifier *v = &vs->tasks[pool_index];
+    if (!v->vt) {
+        RLVR_TRY(rlvr_run_host(vs->run));
+        RLVR_TRY(rlvr_harness_verify_task_new(&v->vt, vs->run->host, task, &vs->run->enclave.limits,
+                                              vs->run->enclave.consensus_runs));
+        const rlvr_str_list *q = rlvr_pool_manifest_quarantined(vs->run->pool_manifest, task->id);
+        if (q && q->n) {
+            const char **names = calloc(q->n + 1, sizeof *names);
+            if (!names) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+            for (size_t i = 0; i < q->n; i++) names[i] = q->items[i];
+            int rc = rlvr_verify_task_set_quarantine(v->vt, names);
+            free(names);
+            RLVR_TRY(rc);
+        }
+    }
+    *out = v;
+    return 0;
+}
+
+int rlvr_verifiers_verify(rlvr_verifiers *vs, rlvr_harness_job *j, size_t pool_index) {
+    if (j->task->verifier != RLVR_VERIFIER_TESTS) return 0;
+    rlvr_rollout *r = &j->record;
+    if (r->stop == RLVR_STOP_INFRA_ERROR) {
+        r->verdict = RLVR_VERDICT_INFRA;
+        return 0;
+    }
+    if (rlvr_rl_stop_is_truncation(r->stop)) return 0; /* scored by the truncation policy, no patch run */
+    task_verifier *v = NULL;
+    int rc = verifier_for(vs, j->task, pool_index, &v);
+    if (rc == RLVR_ENOMEM) return rc;
+    if (rc < 0) {
+        rlvr_log_warn("train: verifier for %s unavailable: %s", j->task->id, rlvr_error_last());
+        r->verdict = RLVR_VERDICT_INFRA;
+        return 0;
+    }
+    const char *patch = j->patch ? j->patch : "";
+    size_t len = j->patch ? j->patch_len : 0;
+    uint64_t h = rlvr_fnv1a64(patch, len);
+    const cached_verdict *c = vs->run->train.verify_cache && !j->public_tests_changed &&
+                                      j->patch_reason == 0
+                                  ? cache_find(v, patch, len, h)
+                                  : NULL;
+    if (c) {
+        r->verdict = c->verdict;
+        r->verdict_reason = c->reason;
+        r->reward.outcome = c->verdict == RLVR_VERDICT_PASS ? 1.0f : 0.0f;
+        vs->cached++;
+        return 0;
+    }
+    uint64_t seed = vs->run->io.seed ^ ((uint64_t)pool_index << 20);
+    rc = rlvr_harness_verify(j, v->vt, seed);
+    if (rc == RLVR_ENOMEM) return rc;
+    vs->runs++;
+    if (rc < 0) {
+        rlvr_log_warn("train: verification of a %s rollout failed: %s", j->task->id, rlvr_error_last());
+        r->verdict = RLVR_VERDICT_INFRA;
+        return 0;
+    }
+    if (vs->run->train.verify_cache && r->verdict != RLVR_VERDICT_INFRA && !j->public_tests_changed &&
+        j->patch_reason == 0)
+        RLVR_TRY(cache_add(v, patch, len, h, r));
+    return 0;
+}
+

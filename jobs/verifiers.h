@@ -1,0 +1,35 @@
+/* jobs/verifiers.h — verification of finished rollouts against the run's
+ * pool, as the leader (one process) or a verifier rank does it.
+ *
+ * One enclave verify task per pool task, made on first use with the pool
+ * manifest's quarantined tests removed, [enclave] limits and consensus runs.
+ * Verdict cache ([train] verify_cache): a task's byte-identical patches get
+ * the verdict of the first one (the pool is validated: deterministic tests,
+ * flaky ones quarantined); INFRA verdicts, dropped rollouts (public tests
+ * changed) and over-large patches are never cached. Truncated rollouts are
+ * not verified: the truncation policy scores them. A verification that
+ * fails for infrastructure reasons becomes verdict INFRA (excluded from the
+ * loss, counted), never an error of the run. */
+#ifndef RLVR_JOBS_VERIFIERS_H
+#define RLVR_JOBS_VERIFIERS_H
+
+#include "envs/harness.h"
+#include "jobs/run.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct rlvr_verifiers rlvr_verifiers;
+
+int rlvr_verifiers_new(rlvr_verifiers **out, rlvr_run *r);
+void rlvr_verifiers_free(rlvr_verifiers *v);
+
+/* Sets the verdict (and reward.outcome, timings.verify_s) of the finished
+ * job of pool task `pool_index`; "arith" jobs were scored by the harness and
+ * are left as they are. Negative only for out of memory. */
+int rlvr_verifiers_verify(rlvr_verifiers *v, rlvr_harness_job *job, size_t pool_index);
+
+/* Enclave verifications run, and verdicts taken from the cache, so far. */
+void rlvr_verifiers_counts(const rlvr_verifiers *v, int64_t *runs, int64_t *cached);
+
+#endif
