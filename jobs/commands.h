@@ -5,12 +5,18 @@
 #ifndef RLVR_JOBS_COMMANDS_H
 #define RLVR_JOBS_COMMANDS_H
 
+#include <stdint.h>
+
 /* Exit statuses shared by all verbs. */
 enum {
     RLVR_EXIT_OK = 0,
     RLVR_EXIT_FAILURE = 1,   /* the job ran and failed (or a gate rejected) */
     RLVR_EXIT_USAGE = 2,     /* bad command line or configuration */
 };
+
+/* Reads an integer flag value in [lo, hi]; on a bad value prints
+ * "rlvr VERB: FLAG wants an integer in LO..HI, got TEXT" and returns -1. */
+int rlvr_cmd_parse_int(const char *verb, const char *flag, const char *text, int64_t lo, int64_t hi, int64_t *out);
 
 typedef int (*rlvr_command_fn)(int argc, char **argv);
 

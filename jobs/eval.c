@@ -53,19 +53,6 @@ static void usage(FILE *out) {
             "  --out FILE       also write the JSON to FILE\n");
 }
 
-static int parse_int(const char *flag, const char *text, int64_t lo, int64_t hi, int64_t *out) {
-    char *end;
-    errno = 0;
-    long long v = strtoll(text, &end, 10);
-    if (errno || end == text || *end || v < lo || v > hi) {
-        fprintf(stderr, "rlvr eval: %s wants an integer in %lld..%lld, got \"%s\"\n", flag, (long long)lo,
-                (long long)hi, text);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
 static int parse_value(eval_args *a, const char *flag, const char *v) {
     int64_t n;
     if (strcmp(flag, "--checkpoint") == 0) {
@@ -84,12 +71,12 @@ static int parse_value(eval_args *a, const char *flag, const char *v) {
             fprintf(stderr, "rlvr eval: --split: %s\n", rlvr_error_last());
             return -1;
         }
-    } else if (strcmp(flag, "--samples") == 0) return parse_int(flag, v, 1, 1 << 20, &a->samples);
-    else if (strcmp(flag, "--limit") == 0) return parse_int(flag, v, 1, INT32_MAX, &a->limit);
-    else if (strcmp(flag, "--kv-slots") == 0) return parse_int(flag, v, 1, 4096, &a->kv_slots);
-    else if (strcmp(flag, "--consensus") == 0) return parse_int(flag, v, 1, 100, &a->consensus);
+    } else if (strcmp(flag, "--samples") == 0) return rlvr_cmd_parse_int("eval", flag, v, 1, 1 << 20, &a->samples);
+    else if (strcmp(flag, "--limit") == 0) return rlvr_cmd_parse_int("eval", flag, v, 1, INT32_MAX, &a->limit);
+    else if (strcmp(flag, "--kv-slots") == 0) return rlvr_cmd_parse_int("eval", flag, v, 1, 4096, &a->kv_slots);
+    else if (strcmp(flag, "--consensus") == 0) return rlvr_cmd_parse_int("eval", flag, v, 1, 100, &a->consensus);
     else if (strcmp(flag, "--seed") == 0) {
-        if (parse_int(flag, v, 0, INT64_MAX, &n) < 0) return -1;
+        if (rlvr_cmd_parse_int("eval", flag, v, 0, INT64_MAX, &n) < 0) return -1;
         a->seed = (uint64_t)n;
     } else if (strcmp(flag, "--temperature") == 0) {
         char *end;

@@ -4,7 +4,9 @@
 #include "core/log.h"
 #include "jobs/commands.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <sys/prctl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -24,7 +26,7 @@ const rlvr_command rlvr_commands[] = {
     {"sft", "CONFIG [--out DIR] [--resume]", "supervised bootstrap on demonstrations (reference solutions via the tools)", rlvr_cmd_sft},
     {"eval", "--checkpoint C [--checkpoint C2] --pool POOL [--json]", "pass@1 / pass@k / pass^k of checkpoints on held-out tasks, paired difference", rlvr_cmd_eval},
     {"train", "CONFIG [--out DIR] [--resume]", "GRPO with verifiable rewards (after sft)", rlvr_cmd_train},
-    {"quickstart", "[--out DIR]", "the embedded default end to end: pool, SFT, RL, held-out evaluation", rlvr_cmd_quickstart},
+    {"quickstart", "[--out DIR] [--config F]", "the embedded default end to end: pool, SFT, RL, held-out evaluation", rlvr_cmd_quickstart},
     {NULL, NULL, NULL, NULL},
 };
 
@@ -42,6 +44,19 @@ static void print_help(FILE *out) {
             "Documentation: README.md, docs/CONFIG.md, docs/FORMATS.md\n");
 }
 
+int rlvr_cmd_parse_int(const char *verb, const char *flag, const char *text, int64_t lo, int64_t hi, int64_t *out) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (errno || end == text || *end || v < lo || v > hi) {
+        fprintf(stderr, "rlvr %s: %s wants an integer in %lld..%lld, got \"%s\"\n", verb, flag, (long long)lo,
+                (long long)hi, text);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
 int rlvr_cmd_fail(const char *verb, int rc) {
     const char *msg = rlvr_error_last();
     fprintf(stderr, "rlvr %s: error: %s\n", verb, msg[0] ? msg : rlvr_error_name(rc));
@@ -55,7 +70,10 @@ int rlvr_cmd_fail(const char *verb, int rc) {
  * not chosen a policy rlvr sets "passive" and executes itself once again.
  * Set OMP_WAIT_POLICY (e.g. active) to keep your own choice. */
 static void prefer_passive_openmp(char **argv) {
-    if (getenv("OMP_WAIT_POLICY")) return;
+    if (getenv("OMP_WAIT_POLICY")) {
+        prctl(PR_SET_NAME, "rlvr"); /* after the exec, ps would show "exe" */
+        return;
+    }
     if (setenv("OMP_WAIT_POLICY", "passive", 1) != 0) return;
     execv("/proc/self/exe", argv); /* returns only on failure: go on as we are */
 }

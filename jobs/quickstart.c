@@ -8,7 +8,8 @@
  *      paired difference RL − SFT with its bootstrap interval over tasks,
  *   5. print a before/after table and write DIR/summary.json.
  * The configuration is written to DIR/quickstart.ini first (the same text as
- * examples/quickstart.ini), so the run is reproducible from its directory;
+ * examples/quickstart.ini, or the file given with --config), so the run is
+ * reproducible from its directory;
  * rerunning the command resumes whatever stage was interrupted. */
 #include "core/error.h"
 #include "core/sys.h"
@@ -30,11 +31,30 @@ static const char quickstart_ini[] =
 #include "quickstart_ini.inc"
     ;
 
-static int write_config(const char *path) {
-    FILE *f = fopen(path, "w");
-    if (!f) return RLVR_FAIL(RLVR_EIO, "cannot write %s", path);
+/* The run's configuration into its directory: the embedded default, or a
+ * copy of the user's file. */
+static int write_config(const char *path, const char *from) {
+    char *text = NULL;
     size_t n = strlen(quickstart_ini);
-    bool ok = fwrite(quickstart_ini, 1, n, f) == n;
+    if (from) {
+        FILE *in = fopen(from, "rb");
+        if (!in) return RLVR_FAIL(RLVR_EIO, "cannot read %s", from);
+        text = malloc(1 << 20);
+        n = text ? fread(text, 1, (1 << 20) - 1, in) : 0;
+        bool full = text && !feof(in) ? false : true;
+        fclose(in);
+        if (!text || !full) {
+            free(text);
+            return RLVR_FAIL(RLVR_ELIMIT, "%s: not readable or larger than 1 MiB", from);
+        }
+    }
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        free(text);
+        return RLVR_FAIL(RLVR_EIO, "cannot write %s", path);
+    }
+    bool ok = fwrite(text ? text : quickstart_ini, 1, n, f) == n;
+    free(text);
     ok &= fclose(f) == 0;
     return ok ? 0 : RLVR_FAIL(RLVR_EIO, "cannot write %s", path);
 }
@@ -121,12 +141,12 @@ static int summarize(const rlvr_run *r, const rlvr_eval_result *sft, const rlvr_
     return rc;
 }
 
-static int quickstart(const char *out_dir) {
+static int quickstart(const char *out_dir, const char *config) {
     double t0 = rlvr_now();
     char cfg_path[RLVR_IO_PATH_CAP];
     RLVR_TRY(rlvr_run_mkdirs(out_dir));
     RLVR_TRY(rlvr_run_path(cfg_path, sizeof cfg_path, out_dir, "quickstart.ini"));
-    RLVR_TRY(write_config(cfg_path));
+    RLVR_TRY(write_config(cfg_path, config));
     rlvr_run r;
     RLVR_TRY(rlvr_run_open(&r, cfg_path, out_dir));
     fprintf(stderr, "quickstart: run directory %s, configuration %s\n", out_dir, cfg_path);
@@ -150,19 +170,22 @@ static int quickstart(const char *out_dir) {
 }
 
 int rlvr_cmd_quickstart(int argc, char **argv) {
-    const char *out = "runs/quickstart";
+    const char *out = "runs/quickstart", *config = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) out = argv[++i];
+        else if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) config = argv[++i];
         else if (strcmp(argv[i], "--print-config") == 0) {
             fputs(quickstart_ini, stdout);
             return RLVR_EXIT_OK;
         } else {
-            fprintf(stderr, "usage: rlvr quickstart [--out DIR] [--print-config]\n");
+            fprintf(stderr, "usage: rlvr quickstart [--out DIR] [--config FILE] [--print-config]\n"
+                            "  --config FILE  run these stages on another configuration (e.g.\n"
+                            "                 examples/quickstart-arith.ini) instead of the embedded default\n");
             return RLVR_EXIT_USAGE;
         }
     }
     rlvr_run_install_signals();
-    int rc = quickstart(out);
+    int rc = quickstart(out, config);
     if (rc == 1) {
         fprintf(stderr, "quickstart: stopped by signal %d after a checkpoint; run it again to resume\n",
                 (int)rlvr_run_stop_flag);

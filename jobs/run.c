@@ -33,6 +33,10 @@ const rlvr_config_key rlvr_sft_config_keys[] = {
     {"sft", "warmup_steps", RLVR_CFG_INT, "20", "SFT steps of linear warm-up", NULL, RLVR_CFG_RANGE(0, 1e12)},
     {"sft", "min_lr_ratio", RLVR_CFG_FLOAT, "0.1", "SFT cosine floor as a fraction of `lr`", NULL,
      RLVR_CFG_RANGE(0, 1)},
+    {"sft", "temperature", RLVR_CFG_FLOAT, "1.0",
+     "temperature of the distribution SFT fits (cross-entropy of softmax(logits/τ)); RL then samples and trains at "
+     "[sampler] temperature, which may be lower to sharpen the imitated policy",
+     NULL, RLVR_CFG_RANGE(0.01, 100)},
     {NULL, NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -70,6 +74,7 @@ static int read_sft(rlvr_sft_config *o, const rlvr_config *cfg) {
     RLVR_TRY(rlvr_config_get_double(cfg, "sft", "lr", &o->lr));
     RLVR_TRY(rlvr_config_get_int(cfg, "sft", "warmup_steps", &o->warmup_steps));
     RLVR_TRY(rlvr_config_get_double(cfg, "sft", "min_lr_ratio", &o->min_lr_ratio));
+    RLVR_TRY(rlvr_config_get_double(cfg, "sft", "temperature", &o->temperature));
     return 0;
 }
 
@@ -304,7 +309,26 @@ static int index_splits(rlvr_run *r) {
     return 0;
 }
 
+/* A rollout may sample as many policy tokens as its task's budget allows;
+ * the reward must be able to score every one of them. */
+static int check_budgets(const rlvr_run *r) {
+    for (int s = 0; s < RLVR_SPLIT_COUNT; s++)
+        for (int32_t i = 0; i < r->n_split[s]; i++) {
+            const rlvr_task *t = rlvr_task_pool_get(r->pool, (size_t)r->split_tasks[s][i]);
+            rlvr_task_budgets b;
+            rlvr_task_budgets_resolve(&t->budgets, &r->harness.budgets, &b);
+            if (b.policy_tokens > r->rl.reward.max_tokens)
+                return rlvr_config_error(r->cfg, "reward", "max_tokens",
+                                         "%lld is below the policy-token budget %lld of task %s (%s): raise it "
+                                         "to the largest task budget",
+                                         (long long)r->rl.reward.max_tokens, (long long)b.policy_tokens, t->id,
+                                         t->source);
+        }
+    return 0;
+}
+
 int rlvr_run_pool(rlvr_run *r, bool may_build) {
+    if (r->pool) return 0; /* loaded already (sft then train in one process) */
     char manifest[RLVR_IO_PATH_CAP + 32];
     bool built_in = !r->tasks.pool[0];
     if (built_in) RLVR_TRY(rlvr_run_path(r->pool_path, sizeof r->pool_path, r->io.run_dir, "pool"));
@@ -325,6 +349,7 @@ int rlvr_run_pool(rlvr_run *r, bool may_build) {
     RLVR_TRY(rlvr_task_pool_check_splits(r->pool));
     RLVR_TRY(rlvr_pool_manifest_load(&r->pool_manifest, manifest, r->pool));
     RLVR_TRY(index_splits(r));
+    RLVR_TRY(check_budgets(r));
     if (r->n_split[RLVR_SPLIT_TRAIN] == 0)
         return RLVR_FAIL(RLVR_EINVAL, "%s: no usable train task (see %s)", r->pool_path, manifest);
     return 0;

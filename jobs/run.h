@@ -43,6 +43,7 @@ typedef struct {
     double lr;               /* peak learning rate (the other AdamW settings come from [optim]) */
     int64_t warmup_steps;
     double min_lr_ratio;
+    double temperature;      /* τ of the fitted distribution */
 } rlvr_sft_config;
 
 /* [train]: the RL job. */
@@ -86,7 +87,8 @@ void rlvr_run_close(rlvr_run *r);
  * (refusing a pool without one, or one that changed since it was checked:
  * run `rlvr tasks check`). Built-in family: generates <run_dir>/pool and
  * checks it ([tasks] check_runs, check_jobs) when `may_build`, else
- * refuses. Split hygiene is checked either way. Progress goes to stderr. */
+ * refuses. Split hygiene is checked either way. Progress goes to stderr.
+ * Loads once: later calls return 0. */
 int rlvr_run_pool(rlvr_run *r, bool may_build);
 
 /* The sandbox host "tests" tasks need (idempotent); sets harness.host. */

@@ -6,8 +6,9 @@
  * sandboxes as a sampled rollout; no second renderer), so observation
  * tokens are masked exactly as in RL. A demonstration whose tool calls did
  * not all succeed is left out and counted. Training minimises the
- * cross-entropy of the policy tokens at the sampling temperature
- * (softmax(logits/τ) is the policy), [sft] steps × batch_sequences
+ * cross-entropy of the policy tokens under softmax(logits/τ) with τ = [sft]
+ * temperature (1: the plain logits; RL may then sample at a lower [sampler]
+ * temperature, sharpening what SFT learned), [sft] steps × batch_sequences
  * demonstrations, drawn without replacement per epoch in a Philox-shuffled
  * order, AdamW with [optim]'s settings and [sft]'s learning rate.
  *
@@ -147,7 +148,7 @@ static int sft_step(sft_state *st, int64_t step, rlvr_metrics_row *row) {
         batch[b] = &st->demos[demo_at((step - 1) * B + b, st->n_demos, st->run->io.seed, st->perm, &st->perm_epoch)];
     double t0 = rlvr_now();
     RLVR_TRY(rlvr_pack_records(&st->pack, batch, B));
-    RLVR_TRY(rlvr_pack_forward(&st->pack, st->model, st->run->sampler.temperature));
+    RLVR_TRY(rlvr_pack_forward(&st->pack, st->model, (float)st->run->sft.temperature));
     int64_t N = rlvr_pack_policy_tokens(&st->pack), T = st->pack.offsets[st->pack.n_seqs];
     double loss = 0;
     for (int64_t t = 0; t < T; t++)

@@ -36,19 +36,6 @@ static void usage(FILE *out) {
             "when every task passed, 1 when some were excluded or the check failed.\n");
 }
 
-static int parse_int(const char *flag, const char *text, int64_t lo, int64_t hi, int64_t *out) {
-    char *end;
-    errno = 0;
-    long long v = strtoll(text, &end, 10);
-    if (errno || end == text || *end || v < lo || v > hi) {
-        fprintf(stderr, "rlvr tasks: %s wants an integer in %" PRId64 "..%" PRId64 ", got \"%s\"\n", flag, lo, hi,
-                text);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
 static int cmd_gen(int argc, char **argv) {
     if (argc < 3) goto usage;
     rlvr_task_gen_options opts = RLVR_TASK_GEN_OPTIONS_INIT;
@@ -64,7 +51,7 @@ static int cmd_gen(int argc, char **argv) {
         const char *value = argv[++i];
         int64_t v;
         if (strcmp(flag, "--n") == 0) {
-            if (parse_int(flag, value, 1, 1000000, &v) < 0) return RLVR_EXIT_USAGE;
+            if (rlvr_cmd_parse_int("tasks", flag, value, 1, 1000000, &v) < 0) return RLVR_EXIT_USAGE;
             opts.count = v;
             have_n = 1;
         } else if (strcmp(flag, "--seed") == 0) {
@@ -82,10 +69,10 @@ static int cmd_gen(int argc, char **argv) {
         } else if (strcmp(flag, "--split") == 0) {
             if (rlvr_split_parse(value, &opts.split) < 0) return rlvr_cmd_fail("tasks gen", RLVR_ECONFIG);
         } else if (strcmp(flag, "--difficulty") == 0) {
-            if (parse_int(flag, value, 1, 3, &v) < 0) return RLVR_EXIT_USAGE;
+            if (rlvr_cmd_parse_int("tasks", flag, value, 1, 3, &v) < 0) return RLVR_EXIT_USAGE;
             opts.difficulty = (int)v;
         } else if (strcmp(flag, "--first") == 0) {
-            if (parse_int(flag, value, 0, UINT32_MAX, &v) < 0) return RLVR_EXIT_USAGE;
+            if (rlvr_cmd_parse_int("tasks", flag, value, 0, UINT32_MAX, &v) < 0) return RLVR_EXIT_USAGE;
             opts.first = v;
         } else {
             fprintf(stderr, "rlvr tasks gen: unknown option %s\n", flag);
@@ -157,16 +144,16 @@ static int check_parse_args(int argc, char **argv, rlvr_task_check_options *opts
         const char *value = argv[++i];
         int64_t v;
         if (strcmp(flag, "--runs") == 0) {
-            if (parse_int(flag, value, 1, 100000, &v) < 0) return -1;
+            if (rlvr_cmd_parse_int("tasks", flag, value, 1, 100000, &v) < 0) return -1;
             opts->quarantine_runs = (int)v;
         } else if (strcmp(flag, "--seed") == 0) {
-            if (parse_int(flag, value, 0, INT64_MAX, &v) < 0) return -1;
+            if (rlvr_cmd_parse_int("tasks", flag, value, 0, INT64_MAX, &v) < 0) return -1;
             opts->seed = (uint64_t)v;
         } else if (strcmp(flag, "--jobs") == 0) {
-            if (parse_int(flag, value, 1, 4096, &v) < 0) return -1;
+            if (rlvr_cmd_parse_int("tasks", flag, value, 1, 4096, &v) < 0) return -1;
             *jobs = (int)v;
         } else if (strcmp(flag, "--wall-s") == 0) {
-            if (parse_int(flag, value, 1, 86400, &v) < 0) return -1;
+            if (rlvr_cmd_parse_int("tasks", flag, value, 1, 86400, &v) < 0) return -1;
             opts->wall_s = (double)v;
         } else if (strcmp(flag, "--manifest") == 0) {
             *manifest = value;

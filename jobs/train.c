@@ -31,6 +31,7 @@
 #include "jobs/pack.h"
 #include "jobs/run.h"
 #include "jobs/train.h"
+#include "jobs/train_dist.h"
 #include "jobs/verifiers.h"
 #include "rl/advantage.h"
 #include "rl/difficulty.h"
@@ -197,6 +198,7 @@ static int play_round(rlvr_trainer *t, step_batch *b, int from, rlvr_dynsample *
                          : generate_local(t, b->jobs + j0, n, pool_index, s);
     free(pool_index);
     RLVR_TRY(rc);
+    for (int i = j0; i < b->n_jobs; i++) b->jobs[i].record.policy_version = t->version; /* the harness resets it */
     for (int g = from; g < b->n_groups; g++) {
         group *gr = &b->groups[g];
         int successes = 0, scored = 0;
@@ -584,21 +586,5 @@ int rlvr_cmd_train(int argc, char **argv) {
         usage(parsed > 0 ? stdout : stderr);
         return parsed > 0 ? RLVR_EXIT_OK : RLVR_EXIT_USAGE;
     }
-    const char *config = args.config, *out = args.out;
-    bool resume = args.resume;
-    rlvr_run_install_signals();
-    rlvr_run r;
-    int rc = rlvr_run_open(&r, config, out);
-    if (rc < 0) return rlvr_cmd_fail("train", rc);
-    rlvr_trainer *t = NULL;
-    rc = rlvr_trainer_new(&t, &r, resume);
-    if (rc == 0) rc = rlvr_trainer_run(t);
-    rlvr_trainer_free(t);
-    rlvr_run_close(&r);
-    if (rc == 1) {
-        fprintf(stderr, "train: stopped by signal %d after a checkpoint; resume with --resume\n",
-                (int)rlvr_run_stop_flag);
-        return RLVR_EXIT_STOPPED;
-    }
-    return rc < 0 ? rlvr_cmd_fail("train", rc) : RLVR_EXIT_OK;
+    return rlvr_train_main(&args); /* one process, or the MPI ranks of [layout] (jobs/train_dist.h) */
 }

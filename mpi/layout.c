@@ -17,16 +17,20 @@ const rlvr_config_key rlvr_layout_config_keys[] = {
     {"layout", "rollout", RLVR_CFG_INT, "1",
      "rollout ranks (world ranks T+V..T+V+R-1): generate rollouts; trainer+verifier+rollout = MPI world size",
      NULL, RLVR_CFG_RANGE(1, LAYOUT_MAX_RANKS)},
+    {"layout", "timeout_s", RLVR_CFG_FLOAT, "1800",
+     "seconds the leader waits for the next record, verdict or weights broadcast before it fails the job, naming "
+     "what is missing and the checkpoint to resume from (a rank that hangs)",
+     NULL, RLVR_CFG_RANGE(0.1, 1e7)},
     {NULL, NULL, 0, NULL, NULL, NULL, RLVR_CFG_ANY},
 };
 
 static const char *const role_names[RLVR_ROLE_COUNT] = {"trainer", "verifier", "rollout"};
 
-const char *rlvr_role_name(rlvr_role role) {
+const char *rlvr_role_name(rlvr_rank_role role) {
     return (unsigned)role < RLVR_ROLE_COUNT ? role_names[role] : "unknown";
 }
 
-int rlvr_layout_count(const rlvr_layout *l, rlvr_role role) {
+int rlvr_layout_count(const rlvr_layout *l, rlvr_rank_role role) {
     switch (role) {
     case RLVR_ROLE_TRAINER: return l->trainer;
     case RLVR_ROLE_VERIFIER: return l->verifier;
@@ -36,7 +40,7 @@ int rlvr_layout_count(const rlvr_layout *l, rlvr_role role) {
 }
 
 /* First world rank of a role. */
-static int role_base(const rlvr_layout *l, rlvr_role role) {
+static int role_base(const rlvr_layout *l, rlvr_rank_role role) {
     switch (role) {
     case RLVR_ROLE_TRAINER: return 0;
     case RLVR_ROLE_VERIFIER: return l->trainer;
@@ -47,7 +51,7 @@ static int role_base(const rlvr_layout *l, rlvr_role role) {
 /* The check shared by both validators; `cfg` may be NULL. */
 static int layout_check(const rlvr_layout *l, int world_size, const rlvr_config *cfg) {
     for (int r = 0; r < RLVR_ROLE_COUNT; r++) {
-        int n = rlvr_layout_count(l, (rlvr_role)r);
+        int n = rlvr_layout_count(l, (rlvr_rank_role)r);
         if (n < 1 || n > LAYOUT_MAX_RANKS) {
             if (cfg)
                 return rlvr_config_error(cfg, "layout", role_names[r], "%d ranks: every role needs 1 to %d ranks",
@@ -91,11 +95,11 @@ int rlvr_layout_from_config(rlvr_layout *out, const rlvr_config *cfg, int world_
     return 0;
 }
 
-int rlvr_layout_role_of(const rlvr_layout *l, int world_rank, rlvr_role *role, int *role_rank) {
+int rlvr_layout_role_of(const rlvr_layout *l, int world_rank, rlvr_rank_role *role, int *role_rank) {
     int total = rlvr_layout_world_size(l);
     if (world_rank < 0 || world_rank >= total)
         return rlvr_error_set(RLVR_EINVAL, "world rank %d is outside the layout's %d ranks", world_rank, total);
-    rlvr_role found = world_rank < l->trainer                 ? RLVR_ROLE_TRAINER
+    rlvr_rank_role found = world_rank < l->trainer                 ? RLVR_ROLE_TRAINER
                       : world_rank < l->trainer + l->verifier ? RLVR_ROLE_VERIFIER
                                                               : RLVR_ROLE_ROLLOUT;
     if (role) *role = found;
@@ -103,7 +107,7 @@ int rlvr_layout_role_of(const rlvr_layout *l, int world_rank, rlvr_role *role, i
     return 0;
 }
 
-int rlvr_layout_world_rank(const rlvr_layout *l, rlvr_role role, int role_rank) {
+int rlvr_layout_world_rank(const rlvr_layout *l, rlvr_rank_role role, int role_rank) {
     int n = rlvr_layout_count(l, role);
     if ((unsigned)role >= RLVR_ROLE_COUNT || role_rank < 0 || role_rank >= n)
         return rlvr_error_set(RLVR_EINVAL, "%s rank %d does not exist (the layout has %d)", rlvr_role_name(role),

@@ -16,7 +16,7 @@ typedef enum {
     RLVR_ROLE_VERIFIER = 1,
     RLVR_ROLE_ROLLOUT = 2,
     RLVR_ROLE_COUNT
-} rlvr_role;
+} rlvr_rank_role;
 
 typedef struct {
     int trainer, verifier, rollout; /* ranks per role */
@@ -37,16 +37,16 @@ int rlvr_layout_validate(const rlvr_layout *layout, int world_size);
 static inline int rlvr_layout_world_size(const rlvr_layout *l) { return l->trainer + l->verifier + l->rollout; }
 
 /* Role and rank inside the role of a world rank; RLVR_EINVAL when out of range. */
-int rlvr_layout_role_of(const rlvr_layout *layout, int world_rank, rlvr_role *role, int *role_rank);
+int rlvr_layout_role_of(const rlvr_layout *layout, int world_rank, rlvr_rank_role *role, int *role_rank);
 
 /* World rank of rank `role_rank` of `role`; negative RLVR_EINVAL when out of range. */
-int rlvr_layout_world_rank(const rlvr_layout *layout, rlvr_role role, int role_rank);
+int rlvr_layout_world_rank(const rlvr_layout *layout, rlvr_rank_role role, int role_rank);
 
 /* Number of ranks of `role` (0 for an unknown role). */
-int rlvr_layout_count(const rlvr_layout *layout, rlvr_role role);
+int rlvr_layout_count(const rlvr_layout *layout, rlvr_rank_role role);
 
 /* "trainer", "verifier", "rollout". */
-const char *rlvr_role_name(rlvr_role role);
+const char *rlvr_role_name(rlvr_rank_role role);
 
 /* The singleton trap (hpc-anchors §3.6): when `srun` cannot reach PMIx, each
  * task starts as its own one-rank MPI job and nothing fails until ranks try

@@ -22,7 +22,7 @@ typedef struct {
     rlvr_layout layout;
     MPI_Comm world;
     int world_rank, world_size;
-    rlvr_role role;
+    rlvr_rank_role role;
     MPI_Comm role_comm;
     int role_rank, role_size;
     MPI_Comm weights;  /* MPI_COMM_NULL unless leader or rollout rank */

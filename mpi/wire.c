@@ -246,8 +246,14 @@ int rlvr_wire_decode_work(rlvr_work_item *out, const void *data, size_t len) {
 
 /* ---- rollout record ----------------------------------------------------- */
 
+typedef struct {
+    const rlvr_rollout *r;
+    const rlvr_wire_job_info *job;
+} record_msg;
+
 static void pack_record(packer *p, const void *msg, const void *patch, size_t patch_len) {
-    const rlvr_rollout *r = msg;
+    const rlvr_rollout *r = ((const record_msg *)msg)->r;
+    const rlvr_wire_job_info *job = ((const record_msg *)msg)->job;
     put_header(p, RLVR_MSG_RECORD);
     put_str(p, r->task_id, RLVR_TASK_ID_CAP);
     put_i64(p, r->group_id);
@@ -290,6 +296,12 @@ static void pack_record(packer *p, const void *msg, const void *patch, size_t pa
     put_f64(p, r->timings.verify_s);
     put_f64(p, r->timings.queue_s);
 
+    put_i64(p, job->task_index);
+    put_i32(p, job->calls);
+    put_i32(p, job->calls_parsed);
+    put(p, &job->public_tests_changed, 1, MPI_BYTE, 1);
+    put_i32(p, job->patch_reason);
+
     put_u64(p, (uint64_t)patch_len);
     put(p, patch, (int)patch_len, MPI_BYTE, 1);
 }
@@ -325,8 +337,26 @@ static int check_record(const rlvr_rollout *r, int code, const char *what) {
     return 0;
 }
 
+static int check_job_info(const rlvr_wire_job_info *j, int code, const char *what) {
+    if (j->task_index < 0) return rlvr_error_set(code, "%s: negative task index %lld", what, (long long)j->task_index);
+    if (j->calls < 0 || j->calls_parsed < 0 || j->calls_parsed > j->calls)
+        return rlvr_error_set(code, "%s: %d tool calls of which %d parsed", what, j->calls, j->calls_parsed);
+    if (j->public_tests_changed > 1)
+        return rlvr_error_set(code, "%s: public_tests_changed is %u (allowed 0, 1)", what, j->public_tests_changed);
+    if (j->patch_reason < 0) return rlvr_error_set(code, "%s: negative patch reason %d", what, j->patch_reason);
+    return 0;
+}
+
 int rlvr_wire_encode_record(rlvr_wire_buf *out, const rlvr_rollout *r, const void *patch, size_t patch_len) {
+    return rlvr_wire_encode_job_record(out, r, NULL, patch, patch_len);
+}
+
+int rlvr_wire_encode_job_record(rlvr_wire_buf *out, const rlvr_rollout *r, const rlvr_wire_job_info *job,
+                                const void *patch, size_t patch_len) {
+    static const rlvr_wire_job_info none = {0};
+    if (!job) job = &none;
     if (!out || !r) return rlvr_error_set(RLVR_EINVAL, "rlvr_wire_encode_record: NULL argument");
+    RLVR_TRY(check_job_info(job, RLVR_EINVAL, "rollout record"));
     if (patch_len && !patch) return rlvr_error_set(RLVR_EINVAL, "rlvr_wire_encode_record: patch is NULL");
     if (patch_len > (size_t)INT_MAX)
         return rlvr_error_set(RLVR_ELIMIT, "patch of %zu bytes is larger than one message can carry", patch_len);
@@ -339,7 +369,8 @@ int rlvr_wire_encode_record(rlvr_wire_buf *out, const rlvr_rollout *r, const voi
         if (strnlen(r->turns[i].tool_name, RLVR_TOOL_NAME_CAP) >= RLVR_TOOL_NAME_CAP)
             return rlvr_error_set(RLVR_EINVAL, "rollout record: turn %d tool name is not NUL-terminated", i);
     RLVR_TRY(check_record(r, RLVR_EINVAL, "rollout record"));
-    return encode(out, pack_record, r, patch, patch_len);
+    record_msg m = {r, job};
+    return encode(out, pack_record, &m, patch, patch_len);
 }
 
 static int reserve_tokens(rlvr_rollout *r, int32_t n) {
@@ -398,7 +429,13 @@ static int unpack_turn(unpacker *u, rlvr_turn *t) {
 }
 
 int rlvr_wire_decode_record(rlvr_rollout *r, rlvr_wire_buf *patch, const void *data, size_t len) {
+    return rlvr_wire_decode_job_record(r, NULL, patch, data, len);
+}
+
+int rlvr_wire_decode_job_record(rlvr_rollout *r, rlvr_wire_job_info *job, rlvr_wire_buf *patch, const void *data,
+                                size_t len) {
     if (!r) return rlvr_error_set(RLVR_EINVAL, "rlvr_wire_decode_record: NULL record");
+    rlvr_wire_job_info info = {0};
     unpacker u;
     RLVR_TRY(open_message(&u, data, len, RLVR_MSG_RECORD));
     r->n_tokens = r->n_turns = 0;
@@ -445,6 +482,14 @@ int rlvr_wire_decode_record(rlvr_rollout *r, rlvr_wire_buf *patch, const void *d
     RLVR_TRY(get_f64(&u, &r->timings.tool_s, "tool_s"));
     RLVR_TRY(get_f64(&u, &r->timings.verify_s, "verify_s"));
     RLVR_TRY(get_f64(&u, &r->timings.queue_s, "queue_s"));
+
+    RLVR_TRY(get_i64(&u, &info.task_index, "task_index"));
+    RLVR_TRY(get_i32(&u, &info.calls, "calls"));
+    RLVR_TRY(get_i32(&u, &info.calls_parsed, "calls_parsed"));
+    RLVR_TRY(get(&u, &info.public_tests_changed, 1, MPI_BYTE, 1, "public_tests_changed"));
+    RLVR_TRY(get_i32(&u, &info.patch_reason, "patch_reason"));
+    RLVR_TRY(check_job_info(&info, RLVR_EFORMAT, "record message"));
+    if (job) *job = info;
 
     uint64_t plen;
     RLVR_TRY(get_u64(&u, &plen, "patch length"));

@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RLVR_WIRE_VERSION 1u
+#define RLVR_WIRE_VERSION 2u
 
 typedef enum {
     RLVR_MSG_ANY = 0, /* for receive filters only; never encoded */
@@ -102,6 +102,24 @@ int rlvr_wire_encode_record(rlvr_wire_buf *out, const rlvr_rollout *r, const voi
  * (patch->len, plus a NUL after them); a patch in the message is skipped
  * when `patch` is NULL. */
 int rlvr_wire_decode_record(rlvr_rollout *out, rlvr_wire_buf *patch, const void *data, size_t len);
+
+/* What a finished harness job (envs/harness.h) knows beyond its record,
+ * sent with it: the task's pool index and the diff gate's findings (the
+ * verifier needs them), the tool-call counts (the leader's format reward). */
+typedef struct {
+    int64_t task_index;           /* the work item's task_index (index in the task pool, >= 0) */
+    int32_t calls, calls_parsed;  /* tool calls written, and those that parsed (0 <= parsed <= calls) */
+    uint8_t public_tests_changed; /* 0/1: the diff gate saw changed public tests (the rollout is dropped) */
+    int32_t patch_reason;         /* 0, or the enclave reason the patch could not leave the workspace */
+} rlvr_wire_job_info;
+
+/* The record with its job info; `job` NULL sends zeros. The decoder fills
+ * `job` when non-NULL. rlvr_wire_encode_record / decode_record are these
+ * without job info. */
+int rlvr_wire_encode_job_record(rlvr_wire_buf *out, const rlvr_rollout *r, const rlvr_wire_job_info *job,
+                                const void *patch, size_t patch_len);
+int rlvr_wire_decode_job_record(rlvr_rollout *out, rlvr_wire_job_info *job, rlvr_wire_buf *patch, const void *data,
+                                size_t len);
 
 int rlvr_wire_encode_verdict(rlvr_wire_buf *out, const rlvr_verdict_msg *v);
 int rlvr_wire_decode_verdict(rlvr_verdict_msg *out, const void *data, size_t len);

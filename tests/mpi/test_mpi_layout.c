@@ -56,11 +56,11 @@ static void test_validate(void) {
 
 static void test_roles(void) {
     rlvr_layout l = {2, 1, 3};
-    const rlvr_role want[6] = {RLVR_ROLE_TRAINER, RLVR_ROLE_TRAINER, RLVR_ROLE_VERIFIER,
+    const rlvr_rank_role want[6] = {RLVR_ROLE_TRAINER, RLVR_ROLE_TRAINER, RLVR_ROLE_VERIFIER,
                                RLVR_ROLE_ROLLOUT, RLVR_ROLE_ROLLOUT, RLVR_ROLE_ROLLOUT};
     const int want_rank[6] = {0, 1, 0, 0, 1, 2};
     for (int w = 0; w < 6; w++) {
-        rlvr_role role;
+        rlvr_rank_role role;
         int rr = -1;
         CHECK_OK(rlvr_layout_role_of(&l, w, &role, &rr));
         CHECK(role == want[w]);

@@ -40,7 +40,7 @@ int main(int argc, char **argv) {
     CHECK_OK(rlvr_mpi_roles_init(&roles, &layout, MPI_COMM_WORLD));
     int me = roles.world_rank;
     CHECK(roles.world_size == 6);
-    const rlvr_role want_role[6] = {RLVR_ROLE_TRAINER, RLVR_ROLE_TRAINER, RLVR_ROLE_VERIFIER,
+    const rlvr_rank_role want_role[6] = {RLVR_ROLE_TRAINER, RLVR_ROLE_TRAINER, RLVR_ROLE_VERIFIER,
                                     RLVR_ROLE_ROLLOUT, RLVR_ROLE_ROLLOUT, RLVR_ROLE_ROLLOUT};
     CHECK(roles.role == want_role[me]);
     CHECK(roles.is_leader == (me == 0));

@@ -101,8 +101,8 @@ static void test_work(void) {
     snprintf(w.task_id, sizeof w.task_id, "arith/000913");
     rlvr_wire_buf buf = {0};
     CHECK_OK(rlvr_wire_encode_work(&buf, &w));
-    /* header: format version 1 then kind 1 (work), big-endian */
-    const unsigned char head[8] = {0, 0, 0, 1, 0, 0, 0, 1};
+    /* header: format version 2 then kind 1 (work), big-endian */
+    const unsigned char head[8] = {0, 0, 0, 2, 0, 0, 0, 1};
     CHECK(buf.len > 8 && memcmp(buf.data, head, 8) == 0);
     /* then the task id: uint32 length 12, big-endian, and its bytes */
     const unsigned char len12[4] = {0, 0, 0, 12};
@@ -156,6 +156,26 @@ static void test_record_round_trip(void) {
     CHECK_OK(rlvr_wire_decode_record(&back, &got_patch, buf2.data, buf2.len));
     CHECK(got_patch.len == 0 && got_patch.data[0] == '\0');
 
+    /* the job info rides along; plain decoding skips it, plain encoding sends zeros */
+    rlvr_wire_job_info info = {.task_index = 913, .calls = 5, .calls_parsed = 3, .public_tests_changed = 1,
+                               .patch_reason = 12},
+                       info_back;
+    CHECK_OK(rlvr_wire_encode_job_record(&buf2, &small, &info, "p", 1));
+    CHECK_OK(rlvr_wire_decode_job_record(&back, &info_back, &got_patch, buf2.data, buf2.len));
+    CHECK(records_equal(&small, &back) && info_back.task_index == 913 && info_back.calls == 5 &&
+          info_back.calls_parsed == 3 && info_back.public_tests_changed == 1 && info_back.patch_reason == 12);
+    CHECK(got_patch.len == 1 && got_patch.data[0] == 'p');
+    CHECK_OK(rlvr_wire_decode_record(&back, NULL, buf2.data, buf2.len));
+    CHECK_OK(rlvr_wire_encode_record(&buf2, &small, NULL, 0));
+    CHECK_OK(rlvr_wire_decode_job_record(&back, &info_back, NULL, buf2.data, buf2.len));
+    CHECK(info_back.task_index == 0 && info_back.calls == 0 && info_back.public_tests_changed == 0);
+    rlvr_wire_job_info bad_info = info;
+    bad_info.calls_parsed = 6; /* more parsed than written */
+    CHECK(rlvr_wire_encode_job_record(&buf2, &small, &bad_info, NULL, 0) == RLVR_EINVAL);
+    bad_info = info;
+    bad_info.public_tests_changed = 2;
+    CHECK(rlvr_wire_encode_job_record(&buf2, &small, &bad_info, NULL, 0) == RLVR_EINVAL);
+
     /* an empty record (no tokens, no turns) */
     rlvr_rollout empty;
     memset(&empty, 0, sizeof empty);
@@ -184,9 +204,9 @@ static void test_record_refusals(void) {
 
     /* an unknown format version: a clear message, nothing decoded */
     memcpy(copy.data, buf.data, buf.len);
-    copy.data[3] = 2;
+    copy.data[3] = 99;
     CHECK(rlvr_wire_decode_record(&back, NULL, copy.data, buf.len) == RLVR_EFORMAT);
-    CHECK_MSG(strstr(rlvr_error_last(), "format version 2") != NULL, "%s", rlvr_error_last());
+    CHECK_MSG(strstr(rlvr_error_last(), "format version 99") != NULL, "%s", rlvr_error_last());
     CHECK_MSG(strstr(rlvr_error_last(), "same rlvr build") != NULL, "%s", rlvr_error_last());
     rlvr_msg_kind kind;
     CHECK(rlvr_wire_peek(copy.data, buf.len, &kind) == RLVR_EFORMAT);

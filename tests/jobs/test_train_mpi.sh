@@ -1,0 +1,257 @@
+#!/usr/bin/env bash
+# rlvr train over MPI ranks (jobs/train_dist.c, docs/WIRE.md "Training
+# protocol"), on a tiny arithmetic run:
+#   - one process, mpirun -np 3 ([layout] 1/1/1) and -np 4 (1/1/2) end with
+#     bit-identical checkpoints (steps 3 and 8);
+#   - SIGTERM to one rollout rank after the first checkpoint: every rank
+#     agrees at the step boundary, the job exits 3, and --resume (again on
+#     4 ranks) ends bit-identical to the uninterrupted run;
+#   - a verifier rank that hangs (SIGSTOP): the leader gives up after
+#     [layout] timeout_s naming the missing verdicts and the checkpoint to
+#     resume from; resuming ends bit-identical;
+#   - refusals: trainer > 1, and a layout that does not add up to -np;
+#   - bugfix-c (verification in enclaves, 2 verifier ranks, after a short
+#     sft): one process and -np 4 (1/2/1) end bit-identical.
+# Usage: test_train_mpi.sh RLVR MPIEXEC [PYTHON]
+set -euo pipefail
+RLVR=$1
+MPIRUN=${2:-mpirun}
+PY=${3:-/usr/bin/python3}
+export OMP_WAIT_POLICY=passive OMP_NUM_THREADS=1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_btl=self,vader
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+mpi() { local np=$1; shift; "$MPIRUN" --oversubscribe -np "$np" "$RLVR" "$@"; }
+
+# The pid of MPI rank $2 among the descendants of process $1.
+rank_pid() {
+  local queue=("$1") p r
+  while [ ${#queue[@]} -gt 0 ]; do
+    p=${queue[0]}
+    queue=("${queue[@]:1}")
+    r=$(tr '\0' '\n' < "/proc/$p/environ" 2> /dev/null | sed -n 's/^OMPI_COMM_WORLD_RANK=//p' || true)
+    if [ "$r" = "$2" ]; then echo "$p"; return 0; fi
+    queue+=($(pgrep -P "$p" || true))
+  done
+  return 1
+}
+
+# Waits until run directory $2 has a checkpoint (or process $1 ended).
+wait_checkpoint() {
+  for _ in $(seq 1 1500); do
+    [ -f "$2/checkpoints/latest" ] && return 0
+    kill -0 "$1" 2> /dev/null || return 1
+    sleep 0.02
+  done
+  return 1
+}
+
+# Every dataset of two checkpoints equal bit for bit (run/config aside: the
+# layouts differ).
+same_checkpoints() {
+  "$PY" - "$@" <<'EOF'
+import sys, h5py, numpy as np
+def datasets(path):
+    out = {}
+    with h5py.File(path, "r") as f:
+        f.visititems(lambda n, o: out.__setitem__(n, o[()]) if isinstance(o, h5py.Dataset) else None)
+    out.pop("run/config", None)
+    return out
+ref = datasets(sys.argv[1])
+assert any(k.startswith("model/params/") for k in ref), sorted(ref)
+for path in sys.argv[2:]:
+    got = datasets(path)
+    assert sorted(got) == sorted(ref), (path, sorted(set(got) ^ set(ref)))
+    for k in ref:
+        a, b = np.asarray(ref[k]), np.asarray(got[k])
+        assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes(), (path, k)
+EOF
+}
+
+cat > "$dir/run.ini" <<EOF
+[run]
+name = a
+out_dir = $dir
+seed = 11
+
+[model]
+d_model = 32
+n_layers = 1
+n_heads = 2
+n_kv_heads = 1
+d_ff = 64
+max_seq = 256
+
+[sampler]
+context_tokens = 256
+
+[tasks]
+family = arith
+train_count = 32
+eval_count = 0
+regression_count = 0
+
+[harness]
+max_policy_tokens = 64
+max_context_tokens = 256
+
+[reward]
+max_tokens = 128
+length_budget = 96
+length_slope = 0.05
+
+[grpo]
+group_size = 4
+groups_per_step = 4
+
+[dynamic_sampling]
+max_rounds = 2
+
+[train]
+steps = 8
+init = scratch
+
+[checkpoint]
+every = 1
+keep = 0
+EOF
+layout() { printf '\n[layout]\n%s\n' "$1" | cat "$dir/run.ini" - > "$dir/$2"; }
+layout "rollout = 2" r2.ini
+layout "timeout_s = 2" t2.ini
+layout "trainer = 2" bad_t.ini
+
+# ---- one process, 1/1/1, 1/1/2 ----
+"$RLVR" train "$dir/run.ini" --out "$dir/single" > "$dir/single.log" 2>&1 || { cat "$dir/single.log"; fail "single"; }
+mpi 3 train "$dir/run.ini" --out "$dir/np3" > "$dir/np3.log" 2>&1 || { cat "$dir/np3.log"; fail "mpirun -np 3"; }
+grep -q "train: 3 ranks: 1 trainer, 1 verifier, 1 rollout" "$dir/np3.log" || { cat "$dir/np3.log"; fail "np3 not distributed"; }
+mpi 4 train "$dir/r2.ini" --out "$dir/np4" > "$dir/np4.log" 2>&1 || { cat "$dir/np4.log"; fail "mpirun -np 4"; }
+grep -q "train: 4 ranks: 1 trainer, 1 verifier, 2 rollout" "$dir/np4.log" || { cat "$dir/np4.log"; fail "np4 not distributed"; }
+for s in 00000003 00000008; do
+  same_checkpoints "$dir/single/checkpoints/step_$s.h5" "$dir/np3/checkpoints/step_$s.h5" \
+    "$dir/np4/checkpoints/step_$s.h5" || fail "checkpoints of step $s differ between 1 process, 1/1/1 and 1/1/2"
+done
+echo "bit-identical: one process, -np 3 (1/1/1), -np 4 (1/1/2) at steps 3 and 8"
+
+# ---- SIGTERM to one rollout rank, then --resume ----
+mpi 4 train "$dir/r2.ini" --out "$dir/term" > "$dir/term1.log" 2>&1 &
+job=$!
+wait_checkpoint $job "$dir/term" || { cat "$dir/term1.log"; fail "no first checkpoint"; }
+kill -TERM "$(rank_pid $job 3)" || fail "rollout rank not found"
+set +e
+wait $job
+code=$?
+set -e
+[ $code -eq 3 ] || { cat "$dir/term1.log"; fail "SIGTERM run exited $code, not 3"; }
+grep -q "stopped by signal 15 after a checkpoint" "$dir/term1.log" || { cat "$dir/term1.log"; fail "no stop message"; }
+[ ! -f "$dir/term/checkpoints/step_00000008.h5" ] || fail "the SIGTERM run did not stop early"
+mpi 4 train "$dir/r2.ini" --out "$dir/term" --resume > "$dir/term2.log" 2>&1 || { cat "$dir/term2.log"; fail "resume"; }
+grep -q "resuming from" "$dir/term2.log" || fail "resume did not say where from"
+same_checkpoints "$dir/single/checkpoints/step_00000008.h5" "$dir/term/checkpoints/step_00000008.h5" ||
+  fail "SIGTERM + resume differs from the uninterrupted run"
+echo "SIGTERM to a rollout rank: exit 3, resumed run bit-identical"
+
+# ---- a hung verifier rank: the leader's timeout, then --resume ----
+mpi 3 train "$dir/t2.ini" --out "$dir/hang" > "$dir/hang1.log" 2>&1 &
+job=$!
+wait_checkpoint $job "$dir/hang" || { cat "$dir/hang1.log"; fail "no first checkpoint (hang)"; }
+verifier=$(rank_pid $job 1) || fail "verifier rank not found"
+kill -STOP "$verifier"
+set +e
+wait $job
+code=$?
+set -e
+kill -CONT "$verifier" 2> /dev/null || true
+[ $code -ne 0 ] && [ $code -ne 3 ] || { cat "$dir/hang1.log"; fail "hung verifier: exit $code"; }
+# the leader notices either while it waits for verdicts or at the step boundary
+grep -Eq "verdicts of the round are missing: [0-9]+ verdicts from verifier world rank 1|not every rank reached the step boundary" \
+  "$dir/hang1.log" && grep -q "the last checkpoint is .*step_0000000[1-8].h5: fix the cause and rerun with --resume" "$dir/hang1.log" ||
+  { cat "$dir/hang1.log"; fail "hung verifier: message"; }
+mpi 3 train "$dir/run.ini" --out "$dir/hang" --resume > "$dir/hang2.log" 2>&1 || { cat "$dir/hang2.log"; fail "resume after hang"; }
+same_checkpoints "$dir/single/checkpoints/step_00000008.h5" "$dir/hang/checkpoints/step_00000008.h5" ||
+  fail "hang + resume differs from the uninterrupted run"
+echo "hung verifier: job failed (exit $code) naming the missing verdicts; resumed run bit-identical"
+
+# ---- refusals ----
+set +e
+mpi 4 train "$dir/bad_t.ini" --out "$dir/bad_t" > "$dir/bad_t.log" 2>&1
+code=$?
+set -e
+[ $code -eq 2 ] && grep -q "bad_t.ini:.*\[layout\] trainer" "$dir/bad_t.log" || { cat "$dir/bad_t.log"; fail "trainer > 1: exit $code"; }
+set +e
+mpi 3 train "$dir/r2.ini" --out "$dir/bad_n" > "$dir/bad_n.log" 2>&1
+code=$?
+set -e
+[ $code -eq 2 ] && grep -q "MPI world size is 3" "$dir/bad_n.log" || { cat "$dir/bad_n.log"; fail "layout mismatch: exit $code"; }
+echo "refused: trainer = 2; 4 ranks of layout on 3"
+
+# ---- bugfix-c: patches verified in enclaves by 2 verifier ranks ----
+cat > "$dir/bf.ini" <<EOF
+[run]
+name = bf
+out_dir = $dir
+seed = 5
+
+[model]
+d_model = 32
+n_layers = 1
+n_heads = 2
+n_kv_heads = 1
+d_ff = 64
+max_seq = 1536
+
+[sampler]
+kv_slots = 8
+context_tokens = 1536
+
+[tasks]
+family = bugfix-c
+train_count = 4
+eval_count = 0
+regression_count = 0
+check_runs = 1
+tools = read_file,replace_in_file,submit
+
+[harness]
+tool_prompt = compact
+max_turns = 6
+max_policy_tokens = 64
+max_context_tokens = 1536
+
+[reward]
+max_tokens = 1024
+length_budget = 768
+length_slope = 0.01
+
+[sft]
+steps = 40
+batch_sequences = 8
+lr = 3e-3
+
+[grpo]
+group_size = 2
+groups_per_step = 2
+
+[dynamic_sampling]
+max_rounds = 1
+
+[train]
+steps = 2
+init = sft
+
+[checkpoint]
+every = 1
+EOF
+printf '\n[layout]\nverifier = 2\n' | cat "$dir/bf.ini" - > "$dir/bf2.ini"
+"$RLVR" sft "$dir/bf.ini" --out "$dir/bf1" > "$dir/bf_sft.log" 2>&1 || { cat "$dir/bf_sft.log"; fail "bugfix-c sft"; }
+mkdir -p "$dir/bf2"
+cp -r "$dir/bf1/pool" "$dir/bf1/pool.manifest.json" "$dir/bf1/sft" "$dir/bf2/"
+"$RLVR" train "$dir/bf.ini" --out "$dir/bf1" > "$dir/bf1.log" 2>&1 || { cat "$dir/bf1.log"; fail "bugfix-c one process"; }
+mpi 4 train "$dir/bf2.ini" --out "$dir/bf2" > "$dir/bf2.log" 2>&1 || { cat "$dir/bf2.log"; fail "bugfix-c -np 4"; }
+runs=$(awk '/^train: verifier rank [0-9]+: [0-9]+ enclave verifications/ { s += $5 } END { print s + 0 }' "$dir/bf2.log")
+[ "$runs" -gt 0 ] || { cat "$dir/bf2.log"; fail "bugfix-c: the verifier ranks ran no enclave verification"; }
+same_checkpoints "$dir/bf1/checkpoints/step_00000002.h5" "$dir/bf2/checkpoints/step_00000002.h5" ||
+  fail "bugfix-c: one process and 1/2/1 differ"
+echo "bugfix-c: one process and -np 4 (1/2/1, $runs enclave verifications) bit-identical"
+echo "test_train_mpi: ok"
