@@ -1,10 +1,13 @@
 /* policy/kernels.c — the transformer's building blocks on CPU (see kernels.h).
  *
- * Element-wise kernels run under OpenMP over rows; every reduction that
+ * Element-wise kernels run under OpenMP over rows; their _row/_range forms
+ * (declared in sampler_kernels.h) run on the calling thread, for callers
+ * that split the work themselves (the sampler). Every reduction that
  * crosses rows (the dweight of RMSNorm) is split over columns instead, so
  * each output element is summed by one thread in row order: results do not
  * depend on the thread count. Matrix products go to cblas_sgemm. */
 #include "policy/kernels.h"
+#include "policy/sampler_kernels.h" /* the row forms the sampler uses */
 
 #include <cblas.h>
 #include <math.h>
@@ -12,15 +15,18 @@
 
 /* ---- RMSNorm ------------------------------------------------------------ */
 
+float rmsnorm_forward_row(float *out, const float *inp, const float *weight, int C, float eps) {
+    double ss = 0.0;
+    for (int c = 0; c < C; c++) ss += (double)inp[c] * inp[c];
+    float r = (float)(1.0 / sqrt(ss / C + eps));
+    for (int c = 0; c < C; c++) out[c] = inp[c] * r * weight[c];
+    return r;
+}
+
 void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *weight, int N, int C, float eps) {
 #pragma omp parallel for schedule(static)
     for (int n = 0; n < N; n++) {
-        const float *x = inp + (size_t)n * C;
-        float *o = out + (size_t)n * C;
-        double ss = 0.0;
-        for (int c = 0; c < C; c++) ss += (double)x[c] * x[c];
-        float r = (float)(1.0 / sqrt(ss / C + eps));
-        for (int c = 0; c < C; c++) o[c] = x[c] * r * weight[c];
+        float r = rmsnorm_forward_row(out + (size_t)n * C, inp + (size_t)n * C, weight, C, eps);
         if (rstd) rstd[n] = r;
     }
 }
@@ -67,29 +73,54 @@ void rmsnorm_backward(float *dinp, float *dweight, const float *dout, const floa
 
 /* ---- RoPE (interleaved pairs) ------------------------------------------- */
 
+/* cos and sin of pair i's angle at position pos, in double: the sampler and
+ * trainer share them and they must not drift with position. */
+static void rope_angle(float *c, float *s, double pos, int i, int head_dim, float theta) {
+    double freq = pow((double)theta, -2.0 * i / head_dim);
+    double ang = pos * freq;
+    *c = (float)cos(ang);
+    *s = (float)sin(ang);
+}
+
+/* Turns pair i of every head of one row by (c, s). */
+static void rope_pair(float *row, int i, int n_heads, int head_dim, float c, float s) {
+    for (int h = 0; h < n_heads; h++) {
+        float *p = row + (size_t)h * head_dim + 2 * i;
+        float a = p[0], b = p[1];
+        p[0] = a * c - b * s;
+        p[1] = a * s + b * c;
+    }
+}
+
 /* Rotates every pair (2i, 2i+1) of every head of row n by ±angle(pos, i).
- * The angles are computed in double: the sampler and trainer share them and
- * they must not drift with position. sign = +1 forward, −1 transposed. */
+ * sign = +1 forward, −1 transposed. */
 static void rope_rotate(float *x, const int32_t *positions, int N, int n_heads, int head_dim, float theta,
                         float sign) {
     int half = head_dim / 2;
     int width = n_heads * head_dim;
 #pragma omp parallel for schedule(static)
     for (int n = 0; n < N; n++) {
-        float *row = x + (size_t)n * width;
-        double pos = positions[n];
         for (int i = 0; i < half; i++) {
-            double freq = pow((double)theta, -2.0 * i / head_dim);
-            double ang = pos * freq;
-            float c = (float)cos(ang), s = sign * (float)sin(ang);
-            for (int h = 0; h < n_heads; h++) {
-                float *p = row + (size_t)h * head_dim + 2 * i;
-                float a = p[0], b = p[1];
-                p[0] = a * c - b * s;
-                p[1] = a * s + b * c;
-            }
+            float c, s;
+            rope_angle(&c, &s, positions[n], i, head_dim, theta);
+            rope_pair(x + (size_t)n * width, i, n_heads, head_dim, c, sign * s);
         }
     }
+}
+
+void rope_table(float *table, int p0, int p1, int head_dim, float theta) {
+    int half = head_dim / 2;
+    for (int p = p0; p < p1; p++)
+        for (int i = 0; i < half; i++) {
+            float *cs = table + ((size_t)p * half + i) * 2;
+            rope_angle(&cs[0], &cs[1], p, i, head_dim, theta);
+        }
+}
+
+void rope_forward_row(float *row, const float *table, int pos, int n_heads, int head_dim) {
+    int half = head_dim / 2;
+    const float *cs = table + (size_t)pos * half * 2;
+    for (int i = 0; i < half; i++) rope_pair(row, i, n_heads, head_dim, cs[2 * i], cs[2 * i + 1]);
 }
 
 void rope_forward(float *x, const int32_t *positions, int N, int n_heads, int head_dim, float theta) {
@@ -102,14 +133,18 @@ void rope_backward(float *dx, const int32_t *positions, int N, int n_heads, int 
 
 /* ---- SwiGLU --------------------------------------------------------------- */
 
-void swiglu_forward(float *out, const float *gate, const float *up, int N, int F) {
-    size_t total = (size_t)N * F;
-#pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < total; i++) {
+void swiglu_forward_range(float *out, const float *gate, const float *up, size_t n) {
+    for (size_t i = 0; i < n; i++) {
         float g = gate[i];
         float sig = 1.0f / (1.0f + expf(-g));
         out[i] = g * sig * up[i];
     }
+}
+
+void swiglu_forward(float *out, const float *gate, const float *up, int N, int F) {
+#pragma omp parallel for schedule(static)
+    for (int n = 0; n < N; n++)
+        swiglu_forward_range(out + (size_t)n * F, gate + (size_t)n * F, up + (size_t)n * F, (size_t)F);
 }
 
 /* silu(g) = g·σ(g), silu'(g) = σ(g)·(1 + g·(1 − σ(g))). */

@@ -8,7 +8,20 @@
  * parent's rows (copy-on-write, one level deep: a fork of a fork points at
  * the root and copies the middle slot's private rows).
  * One forward call processes R "rows", each a (slot, position, token); a
- * decode step has one row per slot, a prefill chunk the rows of one slot. */
+ * decode step has one row per slot, a prefill chunk the rows of one slot.
+ *
+ * Threads: a forward call is one OpenMP parallel region at most, and none
+ * when its work is small (small models decode one sequence on the calling
+ * thread: waking a team and meeting at barriers costs more than the work,
+ * and far more when the machine is oversubscribed and a waiting thread
+ * spins). The threads split the rows into contiguous groups, each group
+ * running every layer on its own rows without waiting for the others;
+ * prefill rows attend to each other's keys, so there the groups meet once
+ * per layer, after storing K and V. When there are too few rows to go
+ * round (one sequence of a large model), the threads of a group also split
+ * each step's output channels and attention heads and meet after each step.
+ * Every output element is computed whole by one thread with the kernels of
+ * sampler_kernels.h, so the split changes no bit. */
 #include "policy/sampler.h"
 
 #include "core/error.h"
@@ -17,11 +30,25 @@
 #include "policy/sampler_kernels.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define PREFILL_ROWS 64 /* rows per prefill forward call (more rows = more weight reuse) */
+/* Rows per prefill forward call: more rows = more weight reuse and fewer
+ * meetings of the threads per token. */
+#define PREFILL_ROWS 128
+/* A forward call below this many multiply-adds runs on the calling thread. */
+#define PARALLEL_MACS (4.0 * 1024 * 1024)
+/* Threads split the channels of a row group only when each step between
+ * two barriers has at least this many multiply-adds. */
+#define STEP_MACS (128.0 * 1024)
+/* Each row group reads all the weights, splitting channels reads each
+ * weight once per call. Weights up to ROW_GROUP_BYTES come from the caches
+ * and a row group may be one row; larger ones come from memory, and a group
+ * needs ROW_GROUP_ROWS rows for its arithmetic to hide that. */
+#define ROW_GROUP_BYTES (4u << 20)
+#define ROW_GROUP_ROWS 32
 
 const rlvr_config_key rlvr_sampler_config_keys[] = {
     {"sampler", "temperature", RLVR_CFG_FLOAT, "1.0",
@@ -81,6 +108,11 @@ struct rlvr_sampler {
     int kv_dim;    /* KV = n_kv_heads · head_dim */
     int head_dim;  /* hd = C / H */
     int max_rows;  /* R: rows one forward call can hold */
+    int threads;   /* threads the per-thread scratch is sized for (grows with OpenMP's maximum) */
+    /* schedule thresholds (sampler_set_schedule overrides them in tests) */
+    double parallel_macs; /* a forward call below this runs on one thread */
+    double step_macs;     /* fewest multiply-adds between two barriers */
+    int rows_each;        /* fewest rows of a row group */
 
     float *key_cache;   /* (L, S, T, KV) */
     float *value_cache; /* (L, S, T, KV) */
@@ -94,6 +126,8 @@ struct rlvr_sampler {
     int64_t *row_kv;    /* (R) float offset of the row's slot in one layer's cache */
     int64_t *row_prefix;/* (R) same for the slot's parent (the shared prefix) */
     int32_t *row_shared;/* (R) positions the row reads from its parent */
+    float *rope;        /* (T, hd/2, 2) RoPE cos and sin per position, filled up to rope_len */
+    int rope_len;
     float *x;           /* (R, C) residual stream */
     float *xn;          /* (R, C) normalised input of a sublayer */
     float *q;           /* (R, C) */
@@ -102,13 +136,20 @@ struct rlvr_sampler {
     float *proj;        /* (R, C) output of wo / w_down before the residual add */
     float *gate, *up;   /* (R, F) */
     float *hidden;      /* (R, F) swiglu(gate, up) */
-    float *scores;      /* (R, H, T) */
+    float *scores;      /* (threads, T) attention scratch of each thread */
+    int32_t *bounds;    /* (threads + 1) first row of each row group of a forward call */
     float *row_logits;  /* (R, V) */
     float *probs;       /* (R, V) sampling distribution per decoded slot */
     uint8_t *seen;      /* (S) duplicate-slot check of one decode call */
 };
 
 /* ---- construction ---------------------------------------------------- */
+
+/* Weights of one layer (floats). */
+static size_t layer_weights(const rlvr_model_config *m, int kv_dim) {
+    size_t C = (size_t)m->d_model;
+    return 2 * C * C + 2 * (size_t)kv_dim * C + 3 * (size_t)m->d_ff * C;
+}
 
 static int check_config(const rlvr_sampler_config *cfg, const rlvr_model_config *mc) {
     if (cfg->version != RLVR_SAMPLER_CONFIG_VERSION)
@@ -148,6 +189,7 @@ static int alloc_state(rlvr_sampler *s) {
     RLVR_ALLOC(s->row_kv, R);
     RLVR_ALLOC(s->row_prefix, R);
     RLVR_ALLOC(s->row_shared, R);
+    RLVR_TRY(alloc_floats(&s->rope, T * (size_t)s->head_dim, "the RoPE table"));
     RLVR_TRY(alloc_floats(&s->x, R * C, "activations"));
     RLVR_TRY(alloc_floats(&s->xn, R * C, "activations"));
     RLVR_TRY(alloc_floats(&s->q, R * C, "activations"));
@@ -158,7 +200,8 @@ static int alloc_state(rlvr_sampler *s) {
     RLVR_TRY(alloc_floats(&s->gate, R * F, "activations"));
     RLVR_TRY(alloc_floats(&s->up, R * F, "activations"));
     RLVR_TRY(alloc_floats(&s->hidden, R * F, "activations"));
-    RLVR_TRY(alloc_floats(&s->scores, R * (size_t)m->n_heads * T, "attention scores"));
+    RLVR_TRY(alloc_floats(&s->scores, (size_t)s->threads * T, "attention scores"));
+    RLVR_ALLOC(s->bounds, (size_t)s->threads + 1);
     RLVR_TRY(alloc_floats(&s->row_logits, R * V, "logits"));
     RLVR_TRY(alloc_floats(&s->probs, R * V, "probabilities"));
     return 0;
@@ -177,6 +220,11 @@ int rlvr_sampler_new(rlvr_sampler **out, const rlvr_model *model, const rlvr_sam
     s->head_dim = mc->d_model / mc->n_heads;
     s->kv_dim = mc->n_kv_heads * s->head_dim;
     s->max_rows = cfg->kv_slots > PREFILL_ROWS ? cfg->kv_slots : PREFILL_ROWS;
+    s->threads = omp_get_max_threads();
+    size_t bytes = (size_t)mc->n_layers * layer_weights(mc, s->kv_dim) * sizeof(float);
+    s->parallel_macs = PARALLEL_MACS;
+    s->step_macs = STEP_MACS;
+    s->rows_each = bytes <= ROW_GROUP_BYTES ? 1 : ROW_GROUP_ROWS;
     int rc = alloc_state(s);
     if (rc < 0) {
         rlvr_sampler_free(s);
@@ -190,7 +238,7 @@ void rlvr_sampler_free(rlvr_sampler *s) {
     if (!s) return;
     float *bufs[] = {s->key_cache, s->value_cache, s->logits, s->x,      s->xn,         s->q,
                      s->k,         s->v,           s->att,    s->proj,   s->gate,       s->up,
-                     s->hidden,    s->scores,      s->probs,  s->row_logits};
+                     s->hidden,    s->scores,      s->probs,  s->row_logits, s->rope};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     free(s->slots);
     free(s->seen);
@@ -200,6 +248,7 @@ void rlvr_sampler_free(rlvr_sampler *s) {
     free(s->row_kv);
     free(s->row_prefix);
     free(s->row_shared);
+    free(s->bounds);
     free(s->stop_ids);
     free(s);
 }
@@ -313,77 +362,248 @@ int rlvr_sampler_fork(rlvr_sampler *s, int dst, int src, uint32_t sequence) {
 
 /* ---- forward over rows ------------------------------------------------- */
 
-static void add_inplace(float *x, const float *y, size_t n) {
-    for (size_t i = 0; i < n; i++) x[i] += y[i];
+/* How a forward call splits over threads: the rows into row_groups
+ * contiguous groups of about equal work (s->bounds), each shared by `cols`
+ * threads that split every step's rows, channels and attention tasks and
+ * meet after it (cols = 1: a group never waits inside a layer). */
+typedef struct {
+    int threads, row_groups, cols;
+} schedule;
+
+/* What one thread computes in a forward call. */
+typedef struct {
+    int r0, r1;     /* its group's rows */
+    int col, cols;  /* its index among the threads sharing those rows */
+    bool sync_kv;   /* other groups read these rows' keys: wait after storing K and V */
+    float *scores;  /* (T) its attention scratch */
+} part;
+
+/* Attention multiply-adds of one row per layer (QKᵀ and PV). */
+static double attention_macs(const rlvr_sampler *s, int r) { return 2.0 * (s->row_pos[r] + 1) * s->mc.d_model; }
+
+/* Multiply-adds of rows [0, n) through all layers, and the head for rows [head_from, n). */
+static double forward_macs(const rlvr_sampler *s, int n, int head_from) {
+    const rlvr_model_config *m = &s->mc;
+    double attention = 0.0;
+    for (int r = 0; r < n; r++) attention += attention_macs(s, r);
+    return m->n_layers * ((double)n * layer_weights(m, s->kv_dim) + attention) +
+           (double)(n - head_from) * m->vocab * m->d_model;
 }
 
-/* Writes the rows' new K and V into their slots' own rows (a row's position
- * is always past its slot's shared prefix) and notes where each row's
- * keys live for the attention. */
-static void store_kv(rlvr_sampler *s, int layer, int n) {
-    size_t KV = (size_t)s->kv_dim;
-    for (int r = 0; r < n; r++) {
-        const slot_state *st = &s->slots[s->row_slot[r]];
-        size_t base = cache_offset(s, layer, s->row_slot[r]), at = base + (size_t)s->row_pos[r] * KV;
-        memcpy(s->key_cache + at, s->k + (size_t)r * KV, KV * sizeof(float));
-        memcpy(s->value_cache + at, s->v + (size_t)r * KV, KV * sizeof(float));
-        s->row_kv[r] = (int64_t)base;
-        s->row_prefix[r] = st->parent >= 0 ? (int64_t)cache_offset(s, layer, st->parent) : (int64_t)base;
-        s->row_shared[r] = st->parent >= 0 ? st->shared_len : 0;
+/* Splits rows [0, n) into `groups` contiguous groups of about equal work
+ * (later prefill rows attend to more positions). */
+static void balance_rows(rlvr_sampler *s, int n, int groups) {
+    double per_row = (double)layer_weights(&s->mc, s->kv_dim), total = 0.0, done = 0.0;
+    for (int r = 0; r < n; r++) total += per_row + attention_macs(s, r);
+    s->bounds[0] = 0;
+    int g = 1;
+    for (int r = 0; r < n && g < groups; r++) {
+        done += per_row + attention_macs(s, r);
+        while (g < groups && done >= total * g / groups) s->bounds[g++] = r + 1;
     }
+    while (g <= groups) s->bounds[g++] = n;
+}
+
+static schedule plan(rlvr_sampler *s, int threads, int n, int head_from) {
+    schedule sc = {1, 1, 1};
+    double macs = forward_macs(s, n, head_from);
+    if (threads >= 2 && macs >= s->parallel_macs) {
+        int groups = n / s->rows_each < threads ? n / s->rows_each : threads;
+        if (groups >= 2)
+            sc = (schedule){groups * (threads / groups), groups, threads / groups};
+        else if (macs / (8.0 * s->mc.n_layers) >= s->step_macs)
+            sc = (schedule){threads, 1, threads}; /* eight barriers per layer */
+    }
+    if (sc.row_groups > 1) balance_rows(s, n, sc.row_groups);
+    return sc;
+}
+
+static part part_of(const rlvr_sampler *s, const schedule *sc, int tid, int n, bool prefill) {
+    int g = tid / sc->cols;
+    return (part){.r0 = sc->row_groups > 1 ? s->bounds[g] : 0,
+                  .r1 = sc->row_groups > 1 ? s->bounds[g + 1] : n,
+                  .col = tid % sc->cols,
+                  .cols = sc->cols,
+                  .sync_kv = prefill && sc->row_groups > 1,
+                  .scores = s->scores + (size_t)tid * s->ctx};
+}
+
+/* [lo, hi): this thread's share of n items split among the threads of its rows. */
+static void share(const part *p, int n, int *lo, int *hi) {
+    *lo = (int)((int64_t)n * p->col / p->cols);
+    *hi = (int)((int64_t)n * (p->col + 1) / p->cols);
+}
+
+/* The threads sharing rows wait for each other's step. */
+static void sync_cols(const part *p) {
+    if (p->cols > 1) {
+#pragma omp barrier
+    }
+}
+
+/* xn = RMSNorm(x) for the part's rows (split among the threads sharing them). */
+static void norm_rows(rlvr_sampler *s, const part *p, const float *weight) {
+    size_t C = (size_t)s->mc.d_model;
+    int lo, hi;
+    share(p, p->r1 - p->r0, &lo, &hi);
+    for (int r = p->r0 + lo; r < p->r0 + hi; r++)
+        rmsnorm_forward_row(s->xn + r * C, s->x + r * C, weight, (int)C, s->mc.norm_eps);
+    sync_cols(p);
+}
+
+/* out = inp · weightᵀ (OC channels) for this thread's share of the channels,
+ * then x += out on those channels. */
+static void project_add(rlvr_sampler *s, const part *p, const float *inp, const float *weight, int in) {
+    int C = s->mc.d_model, g0, g1;
+    matmul_target t = {s->proj, weight, C};
+    share(p, matmul_groups(&t, 1), &g0, &g1);
+    matmul_invariant_part(&t, 1, inp, in, p->r0, p->r1, g0, g1);
+    int o0 = g0 * MATMUL_GROUP, o1 = g1 * MATMUL_GROUP < C ? g1 * MATMUL_GROUP : C;
+    for (int r = p->r0; r < p->r1; r++)
+        for (int o = o0; o < o1; o++) s->x[(size_t)r * C + o] += s->proj[(size_t)r * C + o];
+}
+
+/* RoPE on the row's q and k, then its K and V into its slot's own rows (a
+ * row's position is always past its slot's shared prefix). */
+static void rope_store(rlvr_sampler *s, int l, int r) {
+    const rlvr_model_config *m = &s->mc;
+    size_t C = (size_t)m->d_model, KV = (size_t)s->kv_dim;
+    float *k = s->k + r * KV;
+    rope_forward_row(s->q + r * C, s->rope, s->row_pos[r], m->n_heads, s->head_dim);
+    rope_forward_row(k, s->rope, s->row_pos[r], m->n_kv_heads, s->head_dim);
+    size_t at = (size_t)l * s->cfg.kv_slots * s->ctx * KV + (size_t)s->row_kv[r] + (size_t)s->row_pos[r] * KV;
+    memcpy(s->key_cache + at, k, KV * sizeof(float));
+    memcpy(s->value_cache + at, s->v + r * KV, KV * sizeof(float));
 }
 
 /* x += Attention(RMSNorm(x)) for layer l. */
-static void attention_block(rlvr_sampler *s, const rlvr_param_views *w, int l, int n) {
+static void attention_block(rlvr_sampler *s, const rlvr_param_views *w, int l, const part *p) {
     const rlvr_model_config *m = &s->mc;
-    int C = m->d_model, KV = s->kv_dim, hd = s->head_dim;
+    int C = m->d_model, KV = s->kv_dim, lo, hi;
     size_t CC = (size_t)C * C, KC = (size_t)KV * C;
-    rmsnorm_forward(s->xn, NULL, s->x, w->attn_norm + (size_t)l * C, n, C, m->norm_eps);
+    norm_rows(s, p, w->attn_norm + (size_t)l * C);
     matmul_target qkv[3] = {{s->q, w->wq + l * CC, C}, {s->k, w->wk + l * KC, KV}, {s->v, w->wv + l * KC, KV}};
-    matmul_forward_invariant_multi(qkv, 3, s->xn, n, C);
-    rope_forward(s->q, s->row_pos, n, m->n_heads, hd, m->rope_theta);
-    rope_forward(s->k, s->row_pos, n, m->n_kv_heads, hd, m->rope_theta);
-    store_kv(s, l, n);
-    attention_rows rows = {s->row_prefix, s->row_shared, s->row_kv, s->row_pos};
-    attention_forward_cached(s->att, s->scores, s->q, s->key_cache, s->value_cache, &rows, n, m->n_heads,
-                             m->n_kv_heads, hd, s->ctx);
-    matmul_forward_invariant(s->proj, s->att, w->wo + l * CC, n, C, C);
-    add_inplace(s->x, s->proj, (size_t)n * C);
+    share(p, matmul_groups(qkv, 3), &lo, &hi);
+    matmul_invariant_part(qkv, 3, s->xn, C, p->r0, p->r1, lo, hi);
+    sync_cols(p);
+    share(p, p->r1 - p->r0, &lo, &hi);
+    for (int r = p->r0 + lo; r < p->r0 + hi; r++) rope_store(s, l, r);
+    if (p->cols > 1 || p->sync_kv) {
+#pragma omp barrier
+    }
+    size_t layer = (size_t)l * s->cfg.kv_slots * s->ctx * KV;
+    attention_rows rows = {s->key_cache + layer, s->value_cache + layer, s->row_prefix, s->row_shared, s->row_kv,
+                           s->row_pos, m->n_heads, m->n_kv_heads, s->head_dim};
+    share(p, (p->r1 - p->r0) * m->n_heads, &lo, &hi);
+    attention_forward_cached(s->att, p->scores, s->q, &rows, p->r0, p->r1, lo, hi);
+    sync_cols(p);
+    project_add(s, p, s->att, w->wo + l * CC, C);
+    sync_cols(p);
 }
 
-/* x += SwiGLU-MLP(RMSNorm(x)) for layer l. */
-static void mlp_block(rlvr_sampler *s, const rlvr_param_views *w, int l, int n) {
+/* x += SwiGLU-MLP(RMSNorm(x)) for layer l; gate and up are split alike so
+ * each thread applies SwiGLU to the channels it computed. */
+static void mlp_block(rlvr_sampler *s, const rlvr_param_views *w, int l, const part *p) {
     const rlvr_model_config *m = &s->mc;
-    int C = m->d_model, F = m->d_ff;
+    int C = m->d_model, F = m->d_ff, g0, g1;
     size_t FC = (size_t)F * C;
-    rmsnorm_forward(s->xn, NULL, s->x, w->mlp_norm + (size_t)l * C, n, C, m->norm_eps);
-    matmul_target gate_up[2] = {{s->gate, w->w_gate + l * FC, F}, {s->up, w->w_up + l * FC, F}};
-    matmul_forward_invariant_multi(gate_up, 2, s->xn, n, C);
-    swiglu_forward(s->hidden, s->gate, s->up, n, F);
-    matmul_forward_invariant(s->proj, s->hidden, w->w_down + l * FC, n, F, C);
-    add_inplace(s->x, s->proj, (size_t)n * C);
+    norm_rows(s, p, w->mlp_norm + (size_t)l * C);
+    matmul_target gate = {s->gate, w->w_gate + l * FC, F}, up = {s->up, w->w_up + l * FC, F};
+    share(p, matmul_groups(&gate, 1), &g0, &g1);
+    matmul_invariant_part(&gate, 1, s->xn, C, p->r0, p->r1, g0, g1);
+    matmul_invariant_part(&up, 1, s->xn, C, p->r0, p->r1, g0, g1);
+    int o0 = g0 * MATMUL_GROUP, o1 = g1 * MATMUL_GROUP < F ? g1 * MATMUL_GROUP : F;
+    for (int r = p->r0; r < p->r1 && o0 < o1; r++) {
+        size_t at = (size_t)r * F + (size_t)o0;
+        swiglu_forward_range(s->hidden + at, s->gate + at, s->up + at, (size_t)(o1 - o0));
+    }
+    sync_cols(p);
+    project_add(s, p, s->hidden, w->w_down + l * FC, F);
+    sync_cols(p);
 }
 
-/* Runs rows [0, n) (row_slot/row_pos/row_tok filled) through the decoder,
- * leaving the final residual stream in x and their K/V in the caches. */
-static void forward_rows(rlvr_sampler *s, int n) {
+/* Next-token logits of the part's rows from head_from on, into row_logits. */
+static void head(rlvr_sampler *s, const rlvr_param_views *w, const part *p, int head_from) {
+    part h = *p;
+    if (h.r0 < head_from) h.r0 = head_from;
+    if (h.r0 > h.r1) h.r0 = h.r1; /* no rows, but the barriers all the same */
+    norm_rows(s, &h, w->final_norm);
+    matmul_target t = {s->row_logits, w->lm_head, s->mc.vocab};
+    int g0, g1;
+    share(&h, matmul_groups(&t, 1), &g0, &g1);
+    matmul_invariant_part(&t, 1, s->xn, s->mc.d_model, h.r0, h.r1, g0, g1);
+}
+
+static void forward_part(rlvr_sampler *s, const part *p, int head_from) {
     const rlvr_param_views *w = rlvr_model_param_views(s->model);
-    size_t C = (size_t)s->mc.d_model;
-    for (int r = 0; r < n; r++) memcpy(s->x + r * C, w->embed + (size_t)s->row_tok[r] * C, C * sizeof(float));
     for (int l = 0; l < s->mc.n_layers; l++) {
-        attention_block(s, w, l, n);
-        mlp_block(s, w, l, n);
+        attention_block(s, w, l, p);
+        mlp_block(s, w, l, p);
+    }
+    head(s, w, p, head_from);
+}
+
+/* Embeddings, where each row's keys live, and the RoPE table up to the rows' positions. */
+static void prepare_rows(rlvr_sampler *s, int n) {
+    const rlvr_param_views *w = rlvr_model_param_views(s->model);
+    size_t C = (size_t)s->mc.d_model, slot_floats = (size_t)s->ctx * s->kv_dim;
+    int top = 0;
+    for (int r = 0; r < n; r++) {
+        const slot_state *st = &s->slots[s->row_slot[r]];
+        memcpy(s->x + r * C, w->embed + (size_t)s->row_tok[r] * C, C * sizeof(float));
+        s->row_kv[r] = (int64_t)((size_t)s->row_slot[r] * slot_floats);
+        s->row_prefix[r] = st->parent >= 0 ? (int64_t)((size_t)st->parent * slot_floats) : s->row_kv[r];
+        s->row_shared[r] = st->parent >= 0 ? st->shared_len : 0;
+        if (s->row_pos[r] + 1 > top) top = s->row_pos[r] + 1;
+    }
+    if (top > s->rope_len) {
+        rope_table(s->rope, s->rope_len, top, s->head_dim, s->mc.rope_theta);
+        s->rope_len = top;
     }
 }
 
-/* Next-token logits of rows [first, first + m) into their slots' logits. */
-static void emit_logits(rlvr_sampler *s, int first, int m) {
-    const rlvr_param_views *w = rlvr_model_param_views(s->model);
-    size_t C = (size_t)s->mc.d_model, V = (size_t)s->mc.vocab;
-    rmsnorm_forward(s->xn, NULL, s->x + (size_t)first * C, w->final_norm, m, (int)C, s->mc.norm_eps);
-    matmul_forward_invariant(s->row_logits, s->xn, w->lm_head, m, (int)C, (int)V);
-    for (int i = 0; i < m; i++)
-        memcpy(s->logits + (size_t)s->row_slot[first + i] * V, s->row_logits + i * V, V * sizeof(float));
+/* OpenMP's thread count, growing the per-thread scratch to it when it rose
+ * since the last call (on failure, the threads there is scratch for). */
+static int usable_threads(rlvr_sampler *s) {
+    int want = omp_get_max_threads();
+    if (want <= s->threads) return want;
+    float *scores = realloc(s->scores, (size_t)want * s->ctx * sizeof(float));
+    if (scores) s->scores = scores;
+    int32_t *bounds = realloc(s->bounds, ((size_t)want + 1) * sizeof(int32_t));
+    if (bounds) s->bounds = bounds;
+    if (scores && bounds) s->threads = want;
+    return s->threads;
+}
+
+/* Runs rows [0, n) (row_slot/row_pos/row_tok filled) through the decoder,
+ * storing their K/V in the caches, and sets the logits of the slots of
+ * rows [head_from, n). prefill: the rows are one sequence's consecutive
+ * positions (each attends to the ones before it). */
+static void forward_rows(rlvr_sampler *s, int n, int head_from, bool prefill) {
+    prepare_rows(s, n);
+    schedule sc = plan(s, usable_threads(s), n, head_from);
+    if (sc.threads == 1) {
+        part p = part_of(s, &sc, 0, n, prefill);
+        forward_part(s, &p, head_from);
+    } else {
+#pragma omp parallel num_threads(sc.threads)
+        {
+            schedule team = sc;
+            if (omp_get_num_threads() != sc.threads) /* fewer threads than asked for */
+                team = (schedule){omp_get_num_threads(), 1, omp_get_num_threads()};
+            part p = part_of(s, &team, omp_get_thread_num(), n, prefill);
+            forward_part(s, &p, head_from);
+        }
+    }
+    size_t V = (size_t)s->mc.vocab;
+    for (int r = head_from; r < n; r++)
+        memcpy(s->logits + (size_t)s->row_slot[r] * V, s->row_logits + r * V, V * sizeof(float));
+}
+
+void sampler_set_schedule(rlvr_sampler *s, double parallel_macs, double step_macs, int rows_each) {
+    s->parallel_macs = parallel_macs;
+    s->step_macs = step_macs;
+    s->rows_each = rows_each > 0 ? rows_each : 1;
 }
 
 /* ---- prefill --------------------------------------------------------------- */
@@ -407,10 +627,9 @@ int rlvr_sampler_prefill(rlvr_sampler *s, int slot, const int32_t *tokens, int n
             s->row_pos[r] = st->len + r;
             s->row_tok[r] = tokens[done + r];
         }
-        forward_rows(s, rows);
+        forward_rows(s, rows, done + rows == n ? rows - 1 : rows, true);
         st->len += rows;
         done += rows;
-        if (done == n) emit_logits(s, rows - 1, 1);
     }
     st->turn_tokens = 0;
     st->turn_limit = s->cfg.max_new_tokens;
@@ -485,8 +704,12 @@ static rlvr_sample_stop stop_after(const rlvr_sampler *s, const slot_state *st, 
 int rlvr_sampler_decode(rlvr_sampler *s, const int32_t *slots, int n, rlvr_sample *out) {
     RLVR_TRY(check_decode_slots(s, slots, n));
     size_t V = (size_t)s->mc.vocab;
-#pragma omp parallel for schedule(static) if ((size_t)n * V >= (1u << 15))
-    for (int i = 0; i < n; i++) sample_one(s, slots[i], s->probs + i * V, &out[i]);
+    if ((size_t)n * V >= (1u << 15) && s->threads > 1) {
+#pragma omp parallel for schedule(static)
+        for (int i = 0; i < n; i++) sample_one(s, slots[i], s->probs + i * V, &out[i]);
+    } else {
+        for (int i = 0; i < n; i++) sample_one(s, slots[i], s->probs + i * V, &out[i]);
+    }
 
     /* append every sampled token (stop tokens too: the KV holds the whole context) */
     int rows = 0;
@@ -497,10 +720,7 @@ int rlvr_sampler_decode(rlvr_sampler *s, const int32_t *slots, int n, rlvr_sampl
         s->row_tok[rows] = out[i].token;
         rows++;
     }
-    if (rows > 0) {
-        forward_rows(s, rows);
-        emit_logits(s, 0, rows);
-    }
+    if (rows > 0) forward_rows(s, rows, 0, false);
     for (int i = 0; i < n; i++) {
         slot_state *st = &s->slots[slots[i]];
         if (out[i].token >= 0) {

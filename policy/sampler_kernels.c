@@ -10,6 +10,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #if defined(__AVX512F__)
@@ -22,13 +23,27 @@
 #define VW 4
 #define RB 2
 #endif
-#define OB 4  /* output channels per register block */
+#define OB MATMUL_GROUP /* output channels per register block */
 #define ROW_TILE 64 /* rows kept hot in cache while all weights stream past */
-/* Below this many multiply-adds a call runs on one thread: waking a team
- * costs more than the work (decode of small models makes many tiny calls). */
-#define PARALLEL_MACS (1 << 16)
 
 typedef float vf __attribute__((vector_size(VW * sizeof(float))));
+
+/* s + a·b rounded as the vector code's `acc += a * b` is: one fused
+ * multiply-add where the machine has FMA, a multiply and an add where it
+ * has not. Spelled out for the scalar tails because the compiler may
+ * vectorise a tail loop and leave the vectorised form uncontracted, which
+ * would round a tail one way in one kernel and another way in the next. */
+static inline float madd(float s, float a, float b) {
+#if defined(__FP_FAST_FMAF) /* the compiler's "fmaf is one instruction" */
+    return __builtin_fmaf(a, b, s);
+#else
+    return s + a * b;
+#endif
+}
+
+/* x in every lane. −0 + x is x for every x (+0 + x is not, for x = −0), so
+ * the compiler drops the addition and emits a plain broadcast. */
+static inline vf broadcast(float x) { return -(vf){0} + x; }
 
 static inline vf load(const float *p) {
     vf v;
@@ -105,7 +120,7 @@ float dot_invariant(const float *a, const float *b, int n) {
     vf acc = {0};
     for (int k = 0; k < nv; k++) acc += load(a + (size_t)k * VW) * load(b + (size_t)k * VW);
     float s = hsum(acc);
-    for (int i = nv * VW; i < n; i++) s += a[i] * b[i];
+    for (int i = nv * VW; i < n; i++) s = madd(s, a[i], b[i]);
     return s;
 }
 
@@ -144,7 +159,7 @@ static inline __attribute__((always_inline)) void block(float *out, int ldo, con
         for (int j = 0; j < ob; j++) {
             const float *ar = a + (size_t)r * lda, *wj = w + (size_t)j * C;
             float s = sums[j];
-            for (int i = nv * VW; i < C; i++) s += ar[i] * wj[i];
+            for (int i = nv * VW; i < C; i++) s = madd(s, ar[i], wj[i]);
             out[(size_t)r * ldo + j] = s;
         }
     }
@@ -189,104 +204,215 @@ static void tile_columns(float *out, const float *inp, const float *weight, int 
     }
 }
 
-/* Row tile [r0, r0+rows) of several products sharing one input, as one
- * parallel loop over all their OB-wide output groups (one team wake-up). */
-static void tile_multi(const matmul_target *t, int n, const int *group_start, int n_groups, const float *inp,
-                       int r0, int rows, int C) {
+int matmul_groups(const matmul_target *targets, int n) {
+    int groups = 0;
+    for (int i = 0; i < n; i++) groups += (targets[i].OC + OB - 1) / OB;
+    return groups;
+}
+
+/* Groups [g0, g1) of the targets for one row tile (rows r0 .. r0+rows-1),
+ * group by group: a group's weights stay in L1 while the tile's rows pass. */
+static void tile_groups(const matmul_target *t, int n, const float *inp, int r0, int rows, int C, int g0, int g1) {
     const float *a = inp + (size_t)r0 * C;
-    size_t macs = 0;
-    for (int i = 0; i < n; i++) macs += (size_t)rows * C * (size_t)t[i].OC;
-#pragma omp parallel for schedule(static) if (macs >= PARALLEL_MACS)
-    for (int g = 0; g < n_groups; g++) {
-        int i = 0;
-        while (g >= group_start[i + 1]) i++;
-        int OC = t[i].OC, o0 = (g - group_start[i]) * OB, o1 = o0 + OB < OC ? o0 + OB : OC;
-        tile_columns(t[i].out + (size_t)r0 * OC, a, t[i].weight, rows, C, OC, o0, o1);
+    int first = 0; /* first group of target i */
+    for (int i = 0; i < n && first < g1; i++) {
+        int OC = t[i].OC, groups = (OC + OB - 1) / OB;
+        for (int g = g0 > first ? g0 - first : 0; g < groups && first + g < g1; g++) {
+            int o0 = g * OB, o1 = o0 + OB < OC ? o0 + OB : OC;
+            tile_columns(t[i].out + (size_t)r0 * OC, a, t[i].weight, rows, C, OC, o0, o1);
+        }
+        first += groups;
     }
 }
 
-void matmul_forward_invariant_multi(const matmul_target *targets, int n, const float *inp, int N, int C) {
-    int group_start[MATMUL_MAX_TARGETS + 1] = {0};
-    for (int i = 0; i < n; i++) group_start[i + 1] = group_start[i] + (targets[i].OC + OB - 1) / OB;
-    for (int r0 = 0; r0 < N; r0 += ROW_TILE) {
-        int rows = N - r0 < ROW_TILE ? N - r0 : ROW_TILE;
-        tile_multi(targets, n, group_start, group_start[n], inp, r0, rows, C);
+void matmul_invariant_part(const matmul_target *targets, int n, const float *inp, int C, int r0, int r1, int g0,
+                           int g1) {
+    for (int r = r0; r < r1; r += ROW_TILE) {
+        int rows = r1 - r < ROW_TILE ? r1 - r : ROW_TILE;
+        tile_groups(targets, n, inp, r, rows, C, g0, g1);
     }
 }
 
 void matmul_forward_invariant(float *out, const float *inp, const float *weight, int N, int C, int OC) {
     matmul_target t = {out, weight, OC};
-    matmul_forward_invariant_multi(&t, 1, inp, N, C);
+    matmul_invariant_part(&t, 1, inp, C, 0, N, 0, matmul_groups(&t, 1));
 }
 
+/* ---- attention ------------------------------------------------------------ */
+
+/* The hsums of VW vectors side by side: lane j = hsum(a[j]) bit for bit.
+ * Each level adds, for two vectors at once, the same lane pairs as hsum's
+ * level (i + VW/2, then i + VW/4, ...), halving the vectors per key until
+ * one lane per key is left. */
+#if VW == 16
+static inline vf pairs8(vf a, vf b) {
+    return __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23) +
+           __builtin_shufflevector(a, b, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+}
+static inline vf pairs4(vf a, vf b) {
+    return __builtin_shufflevector(a, b, 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27) +
+           __builtin_shufflevector(a, b, 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31);
+}
+static inline vf pairs2(vf a, vf b) {
+    return __builtin_shufflevector(a, b, 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29) +
+           __builtin_shufflevector(a, b, 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31);
+}
+static inline vf pairs1(vf a, vf b) {
+    return __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30) +
+           __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+}
+static inline vf hsum_lanes(const vf a[VW]) {
+    vf b[8], c[4];
+    for (int j = 0; j < 8; j++) b[j] = pairs8(a[2 * j], a[2 * j + 1]);
+    for (int j = 0; j < 4; j++) c[j] = pairs4(b[2 * j], b[2 * j + 1]);
+    return pairs1(pairs2(c[0], c[1]), pairs2(c[2], c[3]));
+}
+#elif VW == 8
+static inline vf pairs4(vf a, vf b) {
+    return __builtin_shufflevector(a, b, 0, 1, 2, 3, 8, 9, 10, 11) +
+           __builtin_shufflevector(a, b, 4, 5, 6, 7, 12, 13, 14, 15);
+}
+static inline vf pairs2(vf a, vf b) {
+    return __builtin_shufflevector(a, b, 0, 1, 4, 5, 8, 9, 12, 13) +
+           __builtin_shufflevector(a, b, 2, 3, 6, 7, 10, 11, 14, 15);
+}
+static inline vf pairs1(vf a, vf b) {
+    return __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14) +
+           __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15);
+}
+static inline vf hsum_lanes(const vf a[VW]) {
+    return pairs1(pairs2(pairs4(a[0], a[1]), pairs4(a[2], a[3])), pairs2(pairs4(a[4], a[5]), pairs4(a[6], a[7])));
+}
+#else
+static inline vf hsum_lanes(const vf a[VW]) { return hsum4(a[0], a[1], a[2], a[3]); }
+#endif
+
 /* sc[t] = dot_invariant(q, k_t, hd) for positions t0..t1-1 (k_t at
- * k + t·kv_dim), four keys at a time (independent chains) with the same
- * arithmetic per score. */
+ * k + t·kv_dim), VW keys at a time (independent chains, one vector of
+ * scores) with the same arithmetic per score. */
 static void scores(float *sc, const float *q, const float *k, int t0, int t1, int kv_dim, int hd) {
     int nv = hd / VW, t = t0;
-    for (; t + 4 <= t1; t += 4) {
-        const float *k0 = k + (size_t)t * kv_dim;
-        vf a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+    for (; t + VW <= t1; t += VW) {
+        const float *kt = k + (size_t)t * kv_dim;
+        vf acc[VW];
+        for (int j = 0; j < VW; j++) acc[j] = (vf){0};
         for (int c = 0; c < nv; c++) {
-            vf qv = load(q + (size_t)c * VW);
-            a0 += qv * load(k0 + (size_t)c * VW);
-            a1 += qv * load(k0 + kv_dim + (size_t)c * VW);
-            a2 += qv * load(k0 + 2 * (size_t)kv_dim + (size_t)c * VW);
-            a3 += qv * load(k0 + 3 * (size_t)kv_dim + (size_t)c * VW);
+            vf qv = pinned(load(q + (size_t)c * VW));
+            for (int j = 0; j < VW; j++) acc[j] += qv * load(kt + (size_t)j * kv_dim + (size_t)c * VW);
         }
-        vf4 s4 = hsum4(a0, a1, a2, a3);
-        for (int j = 0; j < 4; j++) {
-            float s = s4[j];
-            const float *kj = k0 + (size_t)j * kv_dim;
-            for (int i = nv * VW; i < hd; i++) s += q[i] * kj[i];
-            sc[t + j] = s;
-        }
+        vf s = hsum_lanes(acc);
+        for (int i = nv * VW; i < hd; i++)
+            for (int j = 0; j < VW; j++) s[j] = madd(s[j], q[i], kt[(size_t)j * kv_dim + i]);
+        memcpy(sc + t, &s, sizeof s);
     }
     for (; t < t1; t++) sc[t] = dot_invariant(q, k + (size_t)t * kv_dim, hd);
 }
 
-/* o[0..3] += Σ_{t0 <= t < t1} w[t]·v_t[0 .. 4·VW) in t order. */
-static inline __attribute__((always_inline)) void accumulate4(vf o[4], const float *w, const float *v, int t0,
-                                                              int t1, int kv_dim) {
-    for (int t = t0; t < t1; t++) {
-        const float *vt = v + (size_t)t * kv_dim;
-        vf wt = {0};
-        wt += w[t]; /* broadcast */
-        for (int j = 0; j < 4; j++) o[j] += wt * load(vt + j * VW);
-    }
+typedef int32_t vi __attribute__((vector_size(VW * sizeof(int32_t))));
+typedef uint32_t vu __attribute__((vector_size(VW * sizeof(uint32_t))));
+
+static inline vf blend(vi mask, vf yes, vf no) { return (vf)(((vi)yes & mask) | ((vi)no & ~mask)); }
+
+/* e^x for x <= 0 (Cephes' expf: x = n·ln 2 + r, |r| <= ln 2 / 2, a degree-6
+ * polynomial for e^r, 2^n from the exponent bits); about 1 ulp. Below -87
+ * it returns e^-87 instead of a subnormal or 0: a weight of 1e-38 next to
+ * the maximum's weight of 1 changes nothing. */
+static inline vf exp_nonpositive(vf x) {
+    const vf magic = broadcast(12582912.0f); /* 1.5·2^23: adding it rounds to an integer */
+    x = blend(x < -87.0f, broadcast(-87.0f), x);
+    vf t = x * 1.44269504088896341f + magic;
+    vf n = t - magic;
+    vf r = x - n * 0.693359375f;
+    r = r - n * -2.12194440e-4f;
+    vf poly = broadcast(1.9875691500e-4f);
+    poly = poly * r + 1.3981999507e-3f;
+    poly = poly * r + 8.3334519073e-3f;
+    poly = poly * r + 4.1665795894e-2f;
+    poly = poly * r + 1.6666665459e-1f;
+    poly = poly * r + 5.0000001201e-1f;
+    poly = poly * (r * r) + r + 1.0f;
+    vu bits = ((vu)t - (vu)magic + 127u) << 23; /* 2^n */
+    return poly * (vf)bits;
 }
 
-static inline __attribute__((always_inline)) void accumulate1(vf *o, const float *w, const float *v, int t0,
-                                                              int t1, int kv_dim) {
-    for (int t = t0; t < t1; t++) {
-        vf wt = {0};
-        wt += w[t];
-        *o += wt * load(v + (size_t)t * kv_dim);
+/* w[t] = e^(scale·(sc[t] − max)) for t < n, returning Σ w[t] (lanes by t
+ * mod VW, then hsum). The order depends on n only. */
+static float softmax_weights(float *w, const float *sc, int n, float scale) {
+    vf vmax = broadcast(-INFINITY);
+    int t = 0;
+    for (; t + VW <= n; t += VW) {
+        vf x = load(sc + t);
+        vmax = blend(x > vmax, x, vmax);
     }
+    float mx = -INFINITY;
+    for (int j = 0; j < VW; j++) mx = vmax[j] > mx ? vmax[j] : mx;
+    for (; t < n; t++) mx = sc[t] > mx ? sc[t] : mx;
+    float shift = mx * scale;
+    vf sum = {0};
+    for (t = 0; t + VW <= n; t += VW) {
+        vf e = exp_nonpositive(load(sc + t) * scale - shift);
+        memcpy(w + t, &e, sizeof e);
+        sum += e;
+    }
+    if (t < n) { /* the last n − t positions in the low lanes, zeros above */
+        float x[VW];
+        for (int j = 0; j < VW; j++) x[j] = t + j < n ? sc[t + j] : mx;
+        vf e = exp_nonpositive(load(x) * scale - shift);
+        for (int j = 0; j < VW; j++) {
+            if (t + j < n) w[t + j] = e[j];
+            else e[j] = 0.0f;
+        }
+        sum += e;
+    }
+    return hsum(sum);
 }
 
-/* out (hd) = Σ_t w[t]·v_t over t = 0..p, summed in t order per element;
- * v_t is vp + t·kv_dim for t < P (the shared prefix), v + t·kv_dim after.
- * Up to 4 vectors of out stay in registers across t. */
-static void weighted_values(float *out, const float *w, const float *vp, int P, const float *v, int p, int kv_dim,
-                            int hd) {
-    int nv = hd / VW, c = 0;
-    for (; c + 4 <= nv; c += 4) {
-        vf o[4] = {{0}, {0}, {0}, {0}};
-        accumulate4(o, w, vp + (size_t)c * VW, 0, P, kv_dim);
-        accumulate4(o, w, v + (size_t)c * VW, P, p + 1, kv_dim);
-        memcpy(out + (size_t)c * VW, o, sizeof o);
+/* o[t mod 4][c] += w[t]·v_t[c·VW ..] for t in [t0, t1), c < nc: four
+ * partial sums by position (independent chains), each in position order. */
+static inline __attribute__((always_inline)) void accumulate(vf o[4][2], int nc, const float *w, const float *v,
+                                                             int t0, int t1, int kv_dim) {
+#define STEP(s, t)                                                                  \
+    do {                                                                            \
+        vf wt = broadcast(w[t]);                                                    \
+        for (int c = 0; c < nc; c++) o[s][c] += wt * load(v + (size_t)(t) * kv_dim + c * VW); \
+    } while (0)
+    int t = t0;
+    for (; t < t1 && (t & 3); t++) STEP(t & 3, t);
+    for (; t + 4 <= t1; t += 4) {
+        STEP(0, t);
+        STEP(1, t + 1);
+        STEP(2, t + 2);
+        STEP(3, t + 3);
     }
-    for (; c < nv; c++) {
-        vf o = {0};
-        accumulate1(&o, w, vp + (size_t)c * VW, 0, P, kv_dim);
-        accumulate1(&o, w, v + (size_t)c * VW, P, p + 1, kv_dim);
-        memcpy(out + (size_t)c * VW, &o, sizeof o);
+    for (; t < t1; t++) STEP(t & 3, t);
+#undef STEP
+}
+
+/* out (hd) = inv · Σ_t w[t]·v_t over t < n, each element summed as
+ * (S0 + S1) + (S2 + S3), S_j the position-ordered sum over t ≡ j (mod 4);
+ * v_t is vp + t·kv_dim for t < P (the shared prefix), v + t·kv_dim after. */
+static void weighted_values(float *out, const float *w, const float *vp, int P, const float *v, int n, int kv_dim,
+                            int hd, float inv) {
+    int nv = hd / VW;
+    for (int c = 0; c < nv; c += 2) {
+        int nc = nv - c < 2 ? 1 : 2;
+        vf o[4][2] = {{{0}}};
+        if (nc == 2) {
+            accumulate(o, 2, w, vp + (size_t)c * VW, 0, P, kv_dim);
+            accumulate(o, 2, w, v + (size_t)c * VW, P, n, kv_dim);
+        } else {
+            accumulate(o, 1, w, vp + (size_t)c * VW, 0, P, kv_dim);
+            accumulate(o, 1, w, v + (size_t)c * VW, P, n, kv_dim);
+        }
+        for (int j = 0; j < nc; j++) {
+            vf r = ((o[0][j] + o[1][j]) + (o[2][j] + o[3][j])) * inv;
+            memcpy(out + (size_t)(c + j) * VW, &r, sizeof r);
+        }
     }
     for (int d = nv * VW; d < hd; d++) {
-        float o = 0.0f;
-        for (int t = 0; t <= p; t++) o += w[t] * (t < P ? vp : v)[(size_t)t * kv_dim + d];
-        out[d] = o;
+        float o[4] = {0};
+        for (int t = 0; t < n; t++) o[t & 3] = madd(o[t & 3], w[t], (t < P ? vp : v)[(size_t)t * kv_dim + d]);
+        out[d] = ((o[0] + o[1]) + (o[2] + o[3])) * inv;
     }
 }
 
@@ -296,41 +422,21 @@ static void attend_one(float *out, float *sc, const float *q, const float *kp, c
                        const float *k, const float *v, int p, int kv_dim, int hd, float scale) {
     scores(sc, q, kp, 0, P, kv_dim, hd);
     scores(sc, q, k, P, p + 1, kv_dim, hd);
-    float mx = -INFINITY;
-    for (int t = 0; t <= p; t++) {
-        sc[t] *= scale;
-        if (sc[t] > mx) mx = sc[t];
-    }
-    float sum = 0.0f;
-    for (int t = 0; t <= p; t++) {
-        sc[t] = expf(sc[t] - mx);
-        sum += sc[t];
-    }
-    float inv = 1.0f / sum;
-    for (int t = 0; t <= p; t++) sc[t] *= inv;
-    weighted_values(out, sc, vp, P, v, p, kv_dim, hd);
+    float sum = softmax_weights(sc, sc, p + 1, scale);
+    weighted_values(out, sc, vp, P, v, p + 1, kv_dim, hd, 1.0f / sum);
 }
 
-void attention_forward_cached(float *out, float *scores_buf, const float *q, const float *kcache,
-                              const float *vcache, const attention_rows *rows, int N, int n_heads, int n_kv_heads,
-                              int head_dim, int ctx) {
-    int C = n_heads * head_dim, kv_dim = n_kv_heads * head_dim;
-    int group = n_heads / n_kv_heads;
-    float scale = 1.0f / sqrtf((float)head_dim);
-    size_t macs = 0; /* QKᵀ and PV */
-    for (int r = 0; r < N; r++) macs += 2 * (size_t)(rows->pos[r] + 1) * (size_t)C;
-    int tasks = n_kv_heads * N * group;
-    /* KV-head-major order: one thread takes all rows of a KV head in turn,
-     * so a prefix shared by several rows is read from memory once and then
-     * from cache. */
-#pragma omp parallel for schedule(static) if (macs >= PARALLEL_MACS)
-    for (int i = 0; i < tasks; i++) {
-        int g = i / (N * group), r = (i / group) % N, h = g * group + i % group;
-        size_t off = (size_t)g * head_dim;
-        const float *kp = kcache + rows->prefix_base[r] + off, *vp = vcache + rows->prefix_base[r] + off;
-        const float *k = kcache + rows->kv_base[r] + off, *v = vcache + rows->kv_base[r] + off;
-        attend_one(out + (size_t)r * C + (size_t)h * head_dim, scores_buf + ((size_t)r * n_heads + h) * ctx,
-                   q + (size_t)r * C + (size_t)h * head_dim, kp, vp, rows->prefix_len[r], k, v, rows->pos[r],
-                   kv_dim, head_dim, scale);
+void attention_forward_cached(float *out, float *scores_buf, const float *q, const attention_rows *a, int r0, int r1,
+                              int t0, int t1) {
+    int hd = a->head_dim, C = a->n_heads * hd, kv_dim = a->n_kv_heads * hd;
+    int group = a->n_heads / a->n_kv_heads, N = r1 - r0;
+    float scale = 1.0f / sqrtf((float)hd);
+    for (int i = t0; i < t1; i++) {
+        int g = i / (N * group), r = r0 + (i / group) % N, h = g * group + i % group;
+        size_t off = (size_t)g * hd;
+        const float *kp = a->kcache + a->prefix_base[r] + off, *vp = a->vcache + a->prefix_base[r] + off;
+        const float *k = a->kcache + a->kv_base[r] + off, *v = a->vcache + a->kv_base[r] + off;
+        attend_one(out + (size_t)r * C + (size_t)h * hd, scores_buf,
+                   q + (size_t)r * C + (size_t)h * hd, kp, vp, a->prefix_len[r], k, v, a->pos[r], kv_dim, hd, scale);
     }
 }

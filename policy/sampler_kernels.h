@@ -10,52 +10,95 @@
  * each weight row reused across the batch, which is what makes batched
  * decoding faster than one sequence at a time.
  *
+ * The kernels run on the calling thread over a part of the work (rows,
+ * output groups, attention tasks); the sampler decides how to split a
+ * forward pass over its threads (sampler.c).
+ *
  * Internal to policy/ (the training path uses kernels.h and BLAS). */
 #ifndef RLVR_POLICY_SAMPLER_KERNELS_H
 #define RLVR_POLICY_SAMPLER_KERNELS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* dot(a, b) over n elements in the fixed order described above. */
 float dot_invariant(const float *a, const float *b, int n);
 
-/* out (N, OC) = inp (N, C) · weight (OC, C)ᵀ; out[n][o] = dot_invariant(inp[n], weight[o], C)
- * bit for bit. Parallel over output channels (OpenMP). */
-void matmul_forward_invariant(float *out, const float *inp, const float *weight, int N, int C, int OC);
-
-/* Several products of the same input in one parallel loop (q, k, v; gate,
- * up): targets[i].out (N, OC_i) = inp (N, C) · targets[i].weight (OC_i, C)ᵀ,
- * each element exactly as matmul_forward_invariant computes it. */
-#define MATMUL_MAX_TARGETS 4
+/* Products of one input with several weight matrices (q, k, v; gate, up):
+ * targets[i].out (N, OC_i) = inp (N, C) · targets[i].weight (OC_i, C)ᵀ. */
+#define MATMUL_GROUP 4 /* output channels per group (the unit of splitting columns) */
 typedef struct {
     float *out;           /* (N, OC) */
     const float *weight;  /* (OC, C) */
     int OC;
 } matmul_target;
-void matmul_forward_invariant_multi(const matmul_target *targets, int n, const float *inp, int N, int C);
 
-/* Where each query row's keys and values live (float offsets into the
- * caches): positions t < prefix_len[r] at prefix_base[r] + t·kv_dim (a
- * prefix shared with other sequences), positions prefix_len[r] .. pos[r] at
- * kv_base[r] + t·kv_dim (the row's own sequence). */
+/* Output groups of n targets: each target's channels in MATMUL_GROUP-wide
+ * groups (the last one may be narrower), numbered target after target. */
+int matmul_groups(const matmul_target *targets, int n);
+
+/* The part rows [r0, r1) × groups [g0, g1) of the products, on the calling
+ * thread: out[r][o] = dot_invariant(inp[r], weight[o], C) bit for bit, so
+ * any split of rows and groups over threads or calls gives the same bits. */
+void matmul_invariant_part(const matmul_target *targets, int n, const float *inp, int C, int r0, int r1, int g0,
+                           int g1);
+
+/* The whole product out (N, OC) = inp (N, C) · weight (OC, C)ᵀ on the calling thread. */
+void matmul_forward_invariant(float *out, const float *inp, const float *weight, int N, int C, int OC);
+
+/* Causal attention of query rows against the KV caches. Row r's keys and
+ * values (float offsets into the caches): positions t < prefix_len[r] at
+ * prefix_base[r] + t·kv_dim (a prefix shared with other sequences),
+ * positions prefix_len[r] .. pos[r] at kv_base[r] + t·kv_dim (the row's own
+ * sequence). Query head h reads KV head h / (n_heads / n_kv_heads). */
 typedef struct {
+    const float *kcache, *vcache;
     const int64_t *prefix_base; /* (N) */
     const int32_t *prefix_len;  /* (N) */
     const int64_t *kv_base;     /* (N) */
     const int32_t *pos;         /* (N) position of the query row */
+    int n_heads, n_kv_heads, head_dim;
 } attention_rows;
 
-/* Causal attention of N query rows against KV caches, one (row, head) per
- * task: row r attends to positions 0..pos[r].
+/* Tasks [t0, t1) of rows [r0, r1) on the calling thread; a task is one
+ * (row, query head), numbered KV head major (KV head, then row, then query
+ * head within the KV head's group) so that one thread takes the rows of a
+ * KV head in turn and reads a shared prefix once. There are
+ * (r1 - r0)·n_heads tasks.
  *   out    (N, H·hd)   attention output (before wo)
- *   scores (N, H, ctx) scratch
+ *   scores (max pos + 1) the calling thread's scratch
  *   q      (N, H·hd)   queries after RoPE
- * Query head h reads KV head h / (H / n_kv_heads); scale 1/sqrt(hd). Each
- * score is a dot_invariant and each output element a sum in position order,
- * so a row's result does not depend on the other rows or on where (shared
- * prefix or own rows) identical keys are stored. */
-void attention_forward_cached(float *out, float *scores, const float *q, const float *kcache, const float *vcache,
-                              const attention_rows *rows, int N, int n_heads, int n_kv_heads, int head_dim,
-                              int ctx);
+ * Row r attends to positions 0..pos[r] with scale 1/sqrt(hd). Each score
+ * is a dot_invariant; the softmax weights come from a vectorised exp and
+ * are summed in lanes by position; each output element is four partial sums
+ * over positions t ≡ 0, 1, 2, 3 (mod 4), each in position order, added as
+ * (S0 + S1) + (S2 + S3). Every order depends on positions only, so a row's
+ * result does not depend on the other rows, on how the tasks are split, or
+ * on where (shared prefix or own rows) identical keys are stored. */
+void attention_forward_cached(float *out, float *scores, const float *q, const attention_rows *a, int r0, int r1,
+                              int t0, int t1);
+
+/* Row forms of kernels.h's element-wise kernels, on the calling thread, for
+ * a caller that splits the work itself (the sampler). Defined in kernels.c
+ * next to the parallel forms, so that the sampler and the trainer share one
+ * implementation:
+ *   rmsnorm_forward_row: one row of rmsnorm_forward; returns its rstd.
+ *   rope_table: (cos, sin) of every pair for positions [p0, p1) into table
+ *     (positions, hd/2, 2), exactly as rope_forward computes them;
+ *     rope_forward_row turns one row (n_heads·hd) at position pos from the
+ *     table, bit for bit as rope_forward would.
+ *   swiglu_forward_range: swiglu_forward on n consecutive elements. */
+float rmsnorm_forward_row(float *out, const float *inp, const float *weight, int C, float eps);
+void rope_table(float *table, int p0, int p1, int head_dim, float theta);
+void rope_forward_row(float *row, const float *table, int pos, int n_heads, int head_dim);
+void swiglu_forward_range(float *out, const float *gate, const float *up, size_t n);
+
+/* Test hook (sampler.c): how the sampler splits forward calls over threads.
+ * A call with fewer than parallel_macs multiply-adds runs on one thread;
+ * threads split a group's channels only with step_macs between barriers;
+ * row groups take at least rows_each rows. 0, 0, 1 sends every call to the
+ * threads; the defaults depend on the model's size. */
+struct rlvr_sampler;
+void sampler_set_schedule(struct rlvr_sampler *s, double parallel_macs, double step_macs, int rows_each);
 
 #endif

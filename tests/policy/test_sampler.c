@@ -15,9 +15,9 @@
 
 #include <stdbool.h>
 
-static rlvr_model *make_model(bool tied, uint64_t seed) {
+static rlvr_model *make_model_shaped(bool tied, uint64_t seed, int d_model, int n_heads, int n_kv_heads) {
     rlvr_model_config cfg = {
-        .vocab = 280, .d_model = 64, .n_layers = 2, .n_heads = 4, .n_kv_heads = 2, .d_ff = 172,
+        .vocab = 280, .d_model = d_model, .n_layers = 2, .n_heads = n_heads, .n_kv_heads = n_kv_heads, .d_ff = 172,
         .max_seq = 256, .rope_theta = 10000.0f, .norm_eps = 1e-5f, .tie_embeddings = tied,
         .init_seed = seed, .init_std = 0.2f, /* logits ~ N(0, 1.6²): peaked enough to be demanding */
     };
@@ -25,6 +25,9 @@ static rlvr_model *make_model(bool tied, uint64_t seed) {
     CHECK_OK(rlvr_model_new(&m, &cfg));
     return m;
 }
+
+/* Head size 16: 4 query heads, 2 KV heads. */
+static rlvr_model *make_model(bool tied, uint64_t seed) { return make_model_shaped(tied, seed, 64, 4, 2); }
 
 static rlvr_sampler *make_sampler(const rlvr_model *m, float temperature, int slots, int context) {
     rlvr_sampler_config sc = RLVR_SAMPLER_CONFIG_INIT;
@@ -97,8 +100,7 @@ static void check_coverage(const sim_run *run, const rlvr_tokenizer *t) {
               obs, after_obs);
 }
 
-static void test_agreement(bool tied, float temperature, const rlvr_tokenizer *t) {
-    rlvr_model *m = make_model(tied, tied ? 11 : 7);
+static void test_agreement(rlvr_model *m, bool tied, float temperature, const rlvr_tokenizer *t) {
     if (!m) return;
     CHECK_OK(rlvr_tokenizer_check_model(t, rlvr_model_config_of(m)));
     rlvr_sampler *s = make_sampler(m, temperature, 8, 200);
@@ -115,8 +117,9 @@ static void test_agreement(bool tied, float temperature, const rlvr_tokenizer *t
 
     double max_dent = 0.0;
     double max_dlp = rescore(m, &shared, temperature, &max_dent);
-    printf("agreement (tied=%d, tau=%.2f): max |dlogprob| = %.3g, max |dentropy| = %.3g\n", tied,
-           (double)temperature, max_dlp, max_dent);
+    printf("agreement (tied=%d, tau=%.2f, head size %d): max |dlogprob| = %.3g, max |dentropy| = %.3g\n", tied,
+           (double)temperature, rlvr_model_config_of(m)->d_model / rlvr_model_config_of(m)->n_heads, max_dlp,
+           max_dent);
     CHECK_MSG(max_dlp <= 2e-5, "sampling log-probs differ from the trainer's by %.3g", max_dlp);
     CHECK_MSG(max_dent <= 1e-4, "sampling entropies differ from the trainer's by %.3g", max_dent);
 
@@ -359,8 +362,11 @@ int main(void) {
     rlvr_tokenizer *t = NULL;
     CHECK_OK(rlvr_tokenizer_new_byte(&t));
     if (!t) return test_summary("test_sampler");
-    test_agreement(false, 1.0f, t);
-    test_agreement(true, 0.7f, t);
+    test_agreement(make_model(false, 7), false, 1.0f, t);
+    test_agreement(make_model(true, 11), true, 0.7f, t);
+    /* head size 24: the kernels' scalar tails (AVX-512) and odd vector
+     * counts (AVX2); three query heads per KV head */
+    test_agreement(make_model_shaped(false, 17, 72, 3, 1), false, 1.0f, t);
     test_distribution(t);
     test_prefill_pieces(t);
     test_copy_on_write(t);

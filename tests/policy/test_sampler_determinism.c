@@ -1,9 +1,11 @@
 /* tests/policy/test_sampler_determinism.c — acceptance 3 (issue 2): the
  * same sequences sampled in batches of 1, 3 and 8, in different orders, in
- * different slots, with and without a shared group prompt, and with 1 or 2
- * threads give identical tokens, log-probs and entropies (bitwise).
+ * different slots, with and without a shared group prompt, with 1, 2 or 4
+ * threads and every way of splitting a forward call over them (row groups,
+ * channels, both) give identical tokens, log-probs and entropies (bitwise).
  * Also checks the batch-invariant matmul directly: a row's result does not
- * depend on the other rows, their number, or the thread count. */
+ * depend on the other rows, their number, or how rows and channels are
+ * split into parts. */
 #include "core/rng.h"
 #include "policy/sampler.h"
 #include "policy/sampler_kernels.h"
@@ -28,23 +30,32 @@ static void check_matmul_invariance(int C, int OC) {
     fill_normal(w, (size_t)OC * C, 2);
     for (int n = 0; n < N; n++) memcpy(rev + (size_t)(N - 1 - n) * C, inp + (size_t)n * C, C * sizeof(float));
     int ok = 1;
-    for (int threads = 1; threads <= 2; threads++) {
-        omp_set_num_threads(threads);
-        for (int rows = 1; rows <= N; rows++) {
-            matmul_forward_invariant(all, inp, w, rows, C, OC);
-            for (int n = 0; n < rows; n++) {
-                matmul_forward_invariant(one, inp + (size_t)n * C, w, 1, C, OC);
-                ok &= memcmp(one, all + (size_t)n * OC, OC * sizeof(float)) == 0;
-            }
+    for (int rows = 1; rows <= N; rows++) {
+        matmul_forward_invariant(all, inp, w, rows, C, OC);
+        for (int n = 0; n < rows; n++) {
+            matmul_forward_invariant(one, inp + (size_t)n * C, w, 1, C, OC);
+            ok &= memcmp(one, all + (size_t)n * OC, OC * sizeof(float)) == 0;
         }
-        matmul_forward_invariant(rev_out, rev, w, N, C, OC);
-        for (int n = 0; n < N; n++)
-            ok &= memcmp(rev_out + (size_t)(N - 1 - n) * OC, all + (size_t)n * OC, OC * sizeof(float)) == 0;
-        /* and each element is exactly dot_invariant */
-        for (int o = 0; o < OC; o++) {
-            float d = dot_invariant(inp, w + (size_t)o * C, C);
-            ok &= memcmp(&d, all + o, sizeof d) == 0;
+    }
+    matmul_forward_invariant(rev_out, rev, w, N, C, OC);
+    for (int n = 0; n < N; n++)
+        ok &= memcmp(rev_out + (size_t)(N - 1 - n) * OC, all + (size_t)n * OC, OC * sizeof(float)) == 0;
+    /* parts: uneven splits of the rows and of the output groups */
+    matmul_target t = {rev_out, w, OC};
+    int groups = matmul_groups(&t, 1);
+    for (int rsplit = 1; rsplit < N; rsplit += 4)
+        for (int gsplit = 0; gsplit <= groups; gsplit += groups / 3 + 1) {
+            memset(rev_out, 0, (size_t)N * OC * sizeof(float));
+            matmul_invariant_part(&t, 1, inp, C, 0, rsplit, 0, gsplit);
+            matmul_invariant_part(&t, 1, inp, C, 0, rsplit, gsplit, groups);
+            matmul_invariant_part(&t, 1, inp, C, rsplit, N, gsplit, groups);
+            matmul_invariant_part(&t, 1, inp, C, rsplit, N, 0, gsplit);
+            ok &= memcmp(rev_out, all, (size_t)N * OC * sizeof(float)) == 0;
         }
+    /* and each element is exactly dot_invariant */
+    for (int o = 0; o < OC; o++) {
+        float d = dot_invariant(inp, w + (size_t)o * C, C);
+        ok &= memcmp(&d, all + o, sizeof d) == 0;
     }
     /* it is a matmul: compare with a double-precision product */
     double max_rel = 0.0;
@@ -58,7 +69,6 @@ static void check_matmul_invariance(int C, int OC) {
             double rel = fabs(all[(size_t)n * OC + o] - ref) / mag;
             if (rel > max_rel) max_rel = rel;
         }
-    omp_set_num_threads(2);
     CHECK_MSG(ok, "matmul_forward_invariant is not batch invariant at C=%d OC=%d", C, OC);
     CHECK_MSG(max_rel < 1e-5, "matmul_forward_invariant error %.3g at C=%d OC=%d", max_rel, C, OC);
     free(inp);
@@ -80,8 +90,10 @@ static rlvr_model *make_model(void) {
     return m;
 }
 
+/* How a case splits forward calls: the sampler's own choice (rows_each 0),
+ * or every call to the threads with row groups of at least rows_each rows. */
 static int run_case(sim_run *run, const rlvr_model *m, const rlvr_tokenizer *t, const sim_options *opt,
-                    int threads, uint32_t step) {
+                    int threads, int rows_each, uint32_t step) {
     rlvr_sampler_config sc = RLVR_SAMPLER_CONFIG_INIT;
     sc.temperature = 0.8f;
     sc.kv_slots = 8;
@@ -89,12 +101,16 @@ static int run_case(sim_run *run, const rlvr_model *m, const rlvr_tokenizer *t, 
     sc.max_new_tokens = 32;
     sc.seed = 20240601;
     rlvr_sampler *s = NULL;
-    RLVR_TRY(rlvr_sampler_new(&s, m, &sc));
+    omp_set_num_threads(threads);
+    int rc = rlvr_sampler_new(&s, m, &sc);
+    omp_set_num_threads(2);
+    if (rc < 0) return rc;
+    if (rows_each > 0) sampler_set_schedule(s, 0.0, 0.0, rows_each);
     int32_t stops[12];
     int n = rlvr_template_stop_tokens(t, stops);
     stops[n++] = ' ';
     stops[n++] = 'e';
-    int rc = rlvr_sampler_set_stop_tokens(s, stops, n);
+    rc = rlvr_sampler_set_stop_tokens(s, stops, n);
     *run = (sim_run){.n = 8, .group_size = 4, .turns = 4, .step = step, .tok = t};
     omp_set_num_threads(threads);
     if (rc == 0) rc = sim_execute(run, s, opt);
@@ -108,17 +124,24 @@ static void test_batches(const rlvr_tokenizer *t) {
     if (!m) return;
     static const struct {
         sim_options opt;
-        int threads;
+        int threads, rows_each;
         const char *name;
     } cases[] = {
-        {{.batch = 8, .order = 0, .share_prompt = true, .slot_shift = 0}, 2, "batch 8, ascending, shared"},
-        {{.batch = 1, .order = 1, .share_prompt = false, .slot_shift = 3}, 2, "batch 1, descending, unshared"},
-        {{.batch = 3, .order = 2, .share_prompt = true, .slot_shift = 5}, 2, "batch 3, rotating, shared"},
-        {{.batch = 3, .order = 1, .share_prompt = false, .slot_shift = 1}, 1, "batch 3, descending, 1 thread"},
-        {{.batch = 8, .order = 2, .share_prompt = false, .slot_shift = 7}, 1, "batch 8, rotating, 1 thread"},
+        {{.batch = 8, .order = 0, .share_prompt = true, .slot_shift = 0}, 2, 0, "batch 8, ascending, shared"},
+        {{.batch = 1, .order = 1, .share_prompt = false, .slot_shift = 3}, 2, 0, "batch 1, descending, unshared"},
+        {{.batch = 3, .order = 2, .share_prompt = true, .slot_shift = 5}, 2, 0, "batch 3, rotating, shared"},
+        {{.batch = 3, .order = 1, .share_prompt = false, .slot_shift = 1}, 1, 0, "batch 3, descending, 1 thread"},
+        {{.batch = 8, .order = 2, .share_prompt = false, .slot_shift = 7}, 1, 0, "batch 8, rotating, 1 thread"},
+        /* forced splits: row groups (prefill groups meet per layer) */
+        {{.batch = 8, .order = 1, .share_prompt = true, .slot_shift = 2}, 2, 1, "batch 8, 2 threads, row groups"},
+        /* one row: the threads split channels and heads */
+        {{.batch = 1, .order = 0, .share_prompt = true, .slot_shift = 4}, 2, 1, "batch 1, 2 threads, channels"},
+        /* 4 threads: two row groups of two threads each for 6..8 rows */
+        {{.batch = 8, .order = 2, .share_prompt = false, .slot_shift = 6}, 4, 3, "batch 8, 4 threads, both"},
+        {{.batch = 3, .order = 0, .share_prompt = false, .slot_shift = 1}, 4, 1, "batch 3, 4 threads, rows"},
     };
     sim_run base;
-    CHECK_OK(run_case(&base, m, t, &cases[0].opt, cases[0].threads, 2));
+    CHECK_OK(run_case(&base, m, t, &cases[0].opt, cases[0].threads, cases[0].rows_each, 2));
     int policy = 0, ctx_stops = 0;
     for (int i = 0; i < base.n; i++) {
         policy += rlvr_rollout_policy_tokens(&base.rec[i]);
@@ -128,13 +151,13 @@ static void test_batches(const rlvr_tokenizer *t) {
     CHECK(policy > 100);
     for (size_t c = 1; c < sizeof cases / sizeof cases[0]; c++) {
         sim_run other;
-        CHECK_OK(run_case(&other, m, t, &cases[c].opt, cases[c].threads, 2));
+        CHECK_OK(run_case(&other, m, t, &cases[c].opt, cases[c].threads, cases[c].rows_each, 2));
         CHECK_MSG(sim_same(&base, &other), "%s differs from %s", cases[c].name, cases[0].name);
         sim_free(&other);
     }
     /* a different step keys different draws: the comparison does see changes */
     sim_run moved;
-    CHECK_OK(run_case(&moved, m, t, &cases[0].opt, 2, 3));
+    CHECK_OK(run_case(&moved, m, t, &cases[0].opt, 2, 0, 3));
     CHECK(!sim_same(&base, &moved));
     sim_free(&moved);
     sim_free(&base);
