@@ -209,8 +209,10 @@ int rlvr_sft_run(rlvr_run *r, bool resume, char *final_checkpoint, size_t cap) {
     }
     if (rc == 0) rc = rlvr_model_alloc_optim_state(st.model);
     if (rc == 0) rc = rlvr_run_pool(r, true);
-    if (rc == 0) rc = rlvr_sft_demos(r, st.model, &st.demos, &st.n_demos);
-    if (rc == 0) rc = (st.perm = calloc((size_t)st.n_demos, sizeof *st.perm)) ? 0 : RLVR_FAIL(RLVR_ENOMEM, "oom");
+    bool done = start >= r->sft.steps; /* finished before: nothing to render or train */
+    if (rc == 0 && !done) rc = rlvr_sft_demos(r, st.model, &st.demos, &st.n_demos);
+    if (rc == 0 && !done)
+        rc = (st.perm = calloc((size_t)st.n_demos, sizeof *st.perm)) ? 0 : RLVR_FAIL(RLVR_ENOMEM, "out of memory");
     if (rc == 0) rc = rlvr_run_mkdirs(st.io.run_dir);
     if (rc == 0) rc = rlvr_metrics_open(&st.metrics, st.io.metrics_path, start > 0 ? start : -1);
     fprintf(stderr, "sft: %lld steps of %lld demonstrations, model %zu parameters\n", (long long)r->sft.steps,
