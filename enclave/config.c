@@ -84,6 +84,7 @@ int rlvr_sandbox_host_options_from_config(const rlvr_config *cfg, rlvr_sandbox_h
 
 int rlvr_sandbox_limits_from_config(const rlvr_config *cfg, rlvr_sandbox_limits *out) {
     int64_t mem, procs, fsize, nofile, output, tmp, disk;
+    rlvr_sandbox_limits_default(out); /* every field and the padding set, whatever the keys cover */
     RLVR_TRY(rlvr_config_get_double(cfg, "sandbox", "wall_time_s", &out->wall_s));
     RLVR_TRY(rlvr_config_get_double(cfg, "sandbox", "cpu_time_s", &out->cpu_s));
     RLVR_TRY(rlvr_config_get_int(cfg, "sandbox", "memory_mb", &mem));

@@ -26,6 +26,7 @@
 /* ---- limits ------------------------------------------------------------- */
 
 void rlvr_sandbox_limits_default(rlvr_sandbox_limits *l) {
+    memset(l, 0, sizeof *l); /* padding too: limits are compared and hashed as bytes */
     l->wall_s = 60.0;
     l->cpu_s = 60.0;
     l->memory_bytes = (int64_t)1 << 30;

@@ -13,6 +13,8 @@ static void test_defaults(void) {
     CHECK_OK(rlvr_config_parse(&cfg, "", "empty.ini", schemas));
     if (!cfg) return;
     rlvr_sandbox_limits l, d;
+    memset(&l, 0x5a, sizeof l); /* garbage in: the reader must set every byte the defaults set */
+    memset(&d, 0, sizeof d);
     rlvr_sandbox_limits_default(&d);
     CHECK_OK(rlvr_sandbox_limits_from_config(cfg, &l));
     CHECK(memcmp(&l, &d, sizeof l) == 0); /* the table's defaults are the library's */
