@@ -8,6 +8,7 @@
 #include "enclave/config.h"
 #include "envs/gen.h"
 #include "io/checkpoint.h"
+#include "jobs/commands.h"
 #include "jobs/schemas.h"
 #include "policy/model_config.h"
 
@@ -423,6 +424,13 @@ int rlvr_run_parse_args(rlvr_run_args *a, int argc, char **argv) {
         else return -1;
     }
     return a->config ? 0 : -1;
+}
+
+int rlvr_run_args_or_usage(rlvr_run_args *a, int argc, char **argv, void (*usage)(FILE *)) {
+    int parsed = rlvr_run_parse_args(a, argc, argv);
+    if (parsed == 0) return -1;
+    usage(parsed > 0 ? stdout : stderr);
+    return parsed > 0 ? RLVR_EXIT_OK : RLVR_EXIT_USAGE;
 }
 
 /* ---- signals ------------------------------------------------------------------------- */

@@ -123,6 +123,9 @@ typedef struct {
     bool resume;
 } rlvr_run_args;
 int rlvr_run_parse_args(rlvr_run_args *a, int argc, char **argv);
+/* The same, printing `usage` for --help (to stdout) or a usage error (to
+ * stderr): -1 when the job should go on, else the exit status to return. */
+int rlvr_run_args_or_usage(rlvr_run_args *a, int argc, char **argv, void (*usage)(FILE *));
 
 /* ---- signals: the handler only sets the flag; jobs act at step boundaries ---- */
 

@@ -258,11 +258,8 @@ static void usage(FILE *f) {
 
 int rlvr_cmd_sft(int argc, char **argv) {
     rlvr_run_args args;
-    int parsed = rlvr_run_parse_args(&args, argc, argv);
-    if (parsed != 0) {
-        usage(parsed > 0 ? stdout : stderr);
-        return parsed > 0 ? RLVR_EXIT_OK : RLVR_EXIT_USAGE;
-    }
+    int done = rlvr_run_args_or_usage(&args, argc, argv, usage);
+    if (done >= 0) return done;
     const char *config = args.config, *out = args.out;
     bool resume = args.resume;
     rlvr_run_install_signals();

@@ -581,10 +581,7 @@ static void usage(FILE *f) {
 
 int rlvr_cmd_train(int argc, char **argv) {
     rlvr_run_args args;
-    int parsed = rlvr_run_parse_args(&args, argc, argv);
-    if (parsed != 0) {
-        usage(parsed > 0 ? stdout : stderr);
-        return parsed > 0 ? RLVR_EXIT_OK : RLVR_EXIT_USAGE;
-    }
+    int done = rlvr_run_args_or_usage(&args, argc, argv, usage);
+    if (done >= 0) return done;
     return rlvr_train_main(&args); /* one process, or the MPI ranks of [layout] (jobs/train_dist.h) */
 }
