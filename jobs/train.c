@@ -237,7 +237,9 @@ static int update(rlvr_trainer *t, step_batch *b, step_stats *s) {
     if (kept == 0 || N == 0) return 0; /* nothing informative: no gradient, the weights stay (the step counts) */
     rlvr_objective_options opt = t->run->rl.grpo.objective;
     opt.entropy_coef = t->entropy.coef;
+    /* normalisers over the whole step's batch, not one micro-batch */
     if (opt.aggregation == RLVR_AGG_TOKENS) opt.normaliser = (double)N;
+    if (opt.aggregation == RLVR_AGG_SEQUENCE) opt.normaliser = (double)kept;
     double t0 = rlvr_now();
     RLVR_TRY(rlvr_model_zero_grad(t->model));
     int m = 0;
