@@ -5,6 +5,7 @@
 #include "enclave/fsutil.h"
 #include "enclave/gitrepo.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <git2.h>
@@ -279,4 +280,35 @@ rlvr_enclave_verdict fixture_verify(rlvr_verify_task *task, const char *patch, s
         v.reason = -1;
     }
     return v;
+}
+
+int fixture_count_children(pid_t parent) {
+    int n = 0;
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        char path[300], buf[512];
+        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        int fd = open(path, O_RDONLY);
+        if (fd < 0) continue;
+        ssize_t k = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (k <= 0) continue;
+        buf[k] = 0;
+        char *p = strrchr(buf, ')');
+        int ppid = 0;
+        if (p && sscanf(p + 1, " %*c %d", &ppid) == 1 && ppid == parent) n++;
+    }
+    if (d) closedir(d);
+    return n;
+}
+
+int fixture_count_entries(const char *dir) {
+    int n = 0;
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) n += e->d_name[0] != '.';
+    if (d) closedir(d);
+    return n;
 }

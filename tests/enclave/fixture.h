@@ -19,6 +19,7 @@
 #include "enclave/verify.h"
 
 #include <stddef.h>
+#include <sys/types.h>
 
 typedef enum { FIXTURE_SH, FIXTURE_C, FIXTURE_FLAKY } fixture_kind;
 
@@ -68,5 +69,12 @@ int fixture_sh_calc(char *buf, size_t cap, const char *mul_expr);
 
 /* Runs a patch through rlvr_verify_patch and returns the verdict. */
 rlvr_enclave_verdict fixture_verify(rlvr_verify_task *task, const char *patch, size_t len, uint64_t seed);
+
+/* Processes on the host whose parent is `parent` (zombies included), read
+ * from /proc: leak checks after sandboxes are torn down. */
+int fixture_count_children(pid_t parent);
+
+/* Entries of a directory, hidden ones excepted (e.g. /proc/self/fd). */
+int fixture_count_entries(const char *dir);
 
 #endif

@@ -15,15 +15,6 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-static int count_entries(const char *dir) {
-    int n = 0;
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    while (d && (e = readdir(d))) n += e->d_name[0] != '.';
-    if (d) closedir(d);
-    return n;
-}
-
 static int count_lines(const char *path) {
     FILE *f = fopen(path, "re");
     if (!f) return -1;
@@ -82,10 +73,10 @@ typedef struct {
 
 static sample take(rlvr_sandbox_host *host) {
     sample s;
-    s.fds = count_entries("/proc/self/fd");
+    s.fds = fixture_count_entries("/proc/self/fd");
     s.mounts = count_lines("/proc/self/mountinfo");
     count_tree(&s.children, &s.grandchildren);
-    s.scratch = count_entries(rlvr_sandbox_host_scratch(host));
+    s.scratch = fixture_count_entries(rlvr_sandbox_host_scratch(host));
     s.rss_kb = rss_kb();
     return s;
 }

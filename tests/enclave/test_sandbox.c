@@ -4,6 +4,7 @@
  * whose user.max_user_namespaces is 0. Every scenario runs twice: with
  * overlayfs snapshots and with copied snapshots. */
 #include "test.h"
+#include "fixture.h"
 
 #include "core/log.h"
 #include "core/sys.h"
@@ -36,29 +37,6 @@ static int count_fds(void) {
     while (d && (e = readdir(d))) n += e->d_name[0] != '.';
     if (d) closedir(d);
     return n - 1;
-}
-
-/* Processes on the host whose parent is us (zombies included). */
-static int count_children(void) {
-    int n = 0;
-    DIR *d = opendir("/proc");
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        char path[300], buf[512];
-        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-        int fd = open(path, O_RDONLY);
-        if (fd < 0) continue;
-        ssize_t k = read(fd, buf, sizeof buf - 1);
-        close(fd);
-        if (k <= 0) continue;
-        buf[k] = 0;
-        char *p = strrchr(buf, ')');
-        int ppid = 0;
-        if (p && sscanf(p + 1, " %*c %d", &ppid) == 1 && ppid == getpid()) n++;
-    }
-    if (d) closedir(d);
-    return n;
 }
 
 /* Runs `sh -c script` and returns the result (checked to have run). */
@@ -317,7 +295,7 @@ static void test_wall_and_survivors(rlvr_sandbox *sb) {
     r = sh(sb, "ls late.txt late2.txt 2>/dev/null | wc -l", 10);
     CHECK_MSG(strcmp(r.out, "0\n") == 0, "a background process survived its run: %s", r.out);
     rlvr_sandbox_result_free(&r);
-    CHECK_MSG(count_children() == 1, "%d children; only the sandbox's holder should be left", count_children());
+    CHECK_MSG(fixture_count_children(getpid()) == 1, "%d children; only the sandbox's holder should be left", fixture_count_children(getpid()));
 }
 
 static void test_limits(rlvr_snapshot *snap) {
@@ -515,7 +493,7 @@ static void scenario(bool overlay) {
     test_threads(snap);
     rlvr_snapshot_free(snap);
     rlvr_fs_remove_tree(private_dir);
-    CHECK(count_children() == 0);
+    CHECK(fixture_count_children(getpid()) == 0);
     CHECK_MSG(count_fds() == fds, "descriptors leaked: %d before, %d after", fds, count_fds());
     /* nothing is left in the scratch directory but what we made */
     DIR *d = opendir(rlvr_sandbox_host_scratch(host));

@@ -328,28 +328,6 @@ static const redteam_case cases[] = {
 
 /* ---- the harness of the suite ------------------------------------------------------------ */
 
-static int count_children_of(pid_t parent) {
-    int n = 0;
-    DIR *d = opendir("/proc");
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        char path[300], buf[512];
-        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-        int fd = open(path, O_RDONLY);
-        if (fd < 0) continue;
-        ssize_t k = read(fd, buf, sizeof buf - 1);
-        close(fd);
-        if (k <= 0) continue;
-        buf[k] = 0;
-        char *p = strrchr(buf, ')');
-        int ppid = 0;
-        if (p && sscanf(p + 1, " %*c %d", &ppid) == 1 && ppid == parent) n++;
-    }
-    if (d) closedir(d);
-    return n;
-}
-
 /* Processes whose parent is one of our children (a pooled enclave's holder
  * has none between runs). */
 static int grandchildren(void) {
@@ -368,22 +346,13 @@ static int grandchildren(void) {
         buf[k] = 0;
         char *p = strrchr(buf, ')');
         int ppid = 0;
-        if (p && sscanf(p + 1, " %*c %d", &ppid) == 1 && ppid == getpid()) n += count_children_of(atoi(e->d_name));
+        if (p && sscanf(p + 1, " %*c %d", &ppid) == 1 && ppid == getpid()) n += fixture_count_children(atoi(e->d_name));
     }
     if (d) closedir(d);
     return n;
 }
 
-static int count_entries(const char *dir) {
-    int n = 0;
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    while (d && (e = readdir(d))) n += e->d_name[0] != '.';
-    if (d) closedir(d);
-    return n;
-}
-
-static int count_fds(void) { return count_entries("/proc/self/fd"); }
+static int count_fds(void) { return fixture_count_entries("/proc/self/fd"); }
 
 typedef struct {
     uint64_t fixture, snapshot;
@@ -394,7 +363,7 @@ static host_state snapshot_host(const fixture *f, const rlvr_verify_task *task, 
     host_state s = {0};
     CHECK_OK(rlvr_fs_hash_tree(f->root, &s.fixture));
     CHECK_OK(rlvr_fs_hash_tree(rlvr_verify_task_tree(task), &s.snapshot));
-    s.scratch = count_entries(rlvr_sandbox_host_scratch(host));
+    s.scratch = fixture_count_entries(rlvr_sandbox_host_scratch(host));
     s.fds = count_fds();
     return s;
 }
@@ -451,7 +420,7 @@ static void run_case(const redteam_case *rc, prepared *p, const context *ctx, rl
     CHECK_MSG(before.snapshot == after.snapshot, "case \"%s\" changed the enclave's clean snapshot", rc->name);
     CHECK_MSG(before.scratch == after.scratch, "case \"%s\" left entries in the scratch directory", rc->name);
     CHECK_MSG(before.fds == after.fds, "case \"%s\" leaked descriptors (%d -> %d)", rc->name, before.fds, after.fds);
-    int children = count_children_of(getpid());
+    int children = fixture_count_children(getpid());
     CHECK_MSG(children == pooled, "case \"%s\": %d children, expected the %d pooled enclaves", rc->name, children,
               pooled);
     CHECK_MSG(grandchildren() == 0, "case \"%s\": a pooled enclave kept processes", rc->name);
@@ -534,8 +503,8 @@ int main(int argc, char **argv) {
         rlvr_verify_task_free(prep[k].task);
         if (prep[k].f.root) fixture_free(&prep[k].f);
     }
-    CHECK(count_children_of(getpid()) == 0);
-    CHECK(count_entries(rlvr_sandbox_host_scratch(host)) == 0);
+    CHECK(fixture_count_children(getpid()) == 0);
+    CHECK(fixture_count_entries(rlvr_sandbox_host_scratch(host)) == 0);
     rlvr_sandbox_host_free(host);
     printf("%zu red-team cases\n", n_cases);
     return test_summary(unprivileged ? "test_redteam --unprivileged" : "test_redteam");
