@@ -127,6 +127,7 @@ int rlvr_run_open(rlvr_run *r, const char *config_path, const char *out_dir) {
     if (rc == 0) rc = rlvr_enclave_settings_from_config(r->cfg, &r->enclave);
     if (rc == 0) rc = read_sft(&r->sft, r->cfg);
     if (rc == 0) rc = read_train(&r->train, r->cfg);
+    if (rc == 0) r->stop_step = r->train.steps;
     if (rc == 0) rc = cross_checks(r);
     if (rc == 0) rc = rlvr_tokenizer_new_byte(&r->tok);
     if (rc == 0) rc = rlvr_tokenizer_check_model(r->tok, &r->model);
@@ -419,6 +420,15 @@ int rlvr_run_parse_args(rlvr_run_args *a, int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) a->out = argv[++i];
         else if (strcmp(argv[i], "--resume") == 0) a->resume = true;
+        else if (strcmp(argv[i], "--until-step") == 0 && i + 1 < argc) {
+            char *end = NULL;
+            long long n = strtoll(argv[++i], &end, 10);
+            if (!end || *end || n < 1) {
+                fprintf(stderr, "--until-step wants a step number ≥ 1, got '%s'\n", argv[i]);
+                return -1;
+            }
+            a->until_step = n;
+        }
         else if (strcmp(argv[i], "--help") == 0) return 1;
         else if (!a->config && argv[i][0] != '-') a->config = argv[i];
         else return -1;

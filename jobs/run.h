@@ -67,6 +67,7 @@ typedef struct {
     rlvr_enclave_settings enclave;
     rlvr_sft_config sft;
     rlvr_train_config train;
+    int64_t stop_step;            /* the last step this job takes: [train] steps, or --until-step */
     rlvr_tokenizer *tok;
     /* the pool (rlvr_run_pool) */
     char pool_path[RLVR_IO_PATH_CAP];
@@ -116,11 +117,14 @@ int rlvr_sft_demos(rlvr_run *r, rlvr_model *model, rlvr_rollout **out, int *n_ou
 int rlvr_sft_run(rlvr_run *r, bool resume, char *final_checkpoint, size_t cap);
 
 /* The command line of sft and train: CONFIG [--out DIR] [--resume]
- * (--resume is implied when Slurm requeued the job). 0 when complete,
- * 1 for --help, -1 for a usage error. */
+ * [--until-step N] (--resume is implied when Slurm requeued the job;
+ * --until-step ends this job after step N with a checkpoint and exit 0, a
+ * segment of a chain, without changing the schedule, which still spans
+ * [train] steps). 0 when complete, 1 for --help, -1 for a usage error. */
 typedef struct {
     const char *config, *out;
     bool resume;
+    int64_t until_step; /* 0: none */
 } rlvr_run_args;
 int rlvr_run_parse_args(rlvr_run_args *a, int argc, char **argv);
 /* The same, printing `usage` for --help (to stdout) or a usage error (to

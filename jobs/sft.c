@@ -260,6 +260,10 @@ int rlvr_cmd_sft(int argc, char **argv) {
     rlvr_run_args args;
     int done = rlvr_run_args_or_usage(&args, argc, argv, usage);
     if (done >= 0) return done;
+    if (args.until_step > 0) {
+        fprintf(stderr, "rlvr sft: --until-step is an option of `rlvr train` (SFT runs [sft] steps in one job)\n");
+        return RLVR_EXIT_USAGE;
+    }
     const char *config = args.config, *out = args.out;
     bool resume = args.resume;
     rlvr_run_install_signals();

@@ -550,20 +550,20 @@ int rlvr_trainer_run(rlvr_trainer *t) {
             r->rl.grpo.groups_per_step);
     double t_start = rlvr_now();
     int64_t first = t->step;
-    while (t->step < r->train.steps && !rlvr_run_stop_flag) {
+    while (t->step < r->stop_step && !rlvr_run_stop_flag) {
         rlvr_metrics_row row;
         RLVR_TRY(train_step(t, &row));
         RLVR_TRY(rlvr_metrics_append(t->metrics, &row));
         double el = rlvr_now() - t_start;
-        progress_line(t, &row, el / (double)(t->step - first) * (double)(r->train.steps - t->step));
-        if (rlvr_io_checkpoint_due(&r->io, t->step) || t->step == r->train.steps || rlvr_run_stop_flag)
+        progress_line(t, &row, el / (double)(t->step - first) * (double)(r->stop_step - t->step));
+        if (rlvr_io_checkpoint_due(&r->io, t->step) || t->step == r->stop_step || rlvr_run_stop_flag)
             RLVR_TRY(save(t));
     }
     int64_t runs = 0, cached = 0;
     rlvr_verifiers_counts(t->verifiers, &runs, &cached);
     fprintf(stderr, "train: %lld infra errors excluded; %lld enclave verifications, %lld verdicts from the cache\n",
             (long long)t->infra_total, (long long)runs, (long long)cached);
-    return t->step < r->train.steps ? 1 : 0;
+    return t->step < r->stop_step ? 1 : 0;
 }
 
 const rlvr_model *rlvr_trainer_model(const rlvr_trainer *t) { return t->model; }
@@ -575,10 +575,12 @@ void rlvr_trainer_set_hooks(rlvr_trainer *t, rlvr_generate_fn generate, void *ge
 }
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: rlvr train CONFIG [--out DIR] [--resume]\n"
+    fprintf(f, "usage: rlvr train CONFIG [--out DIR] [--resume] [--until-step N]\n"
                "  GRPO with verifiable rewards on the run's train tasks, starting from [train] init\n"
-               "  --out DIR   run directory (default [run] out_dir/name)\n"
-               "  --resume    continue from the latest checkpoint (implied by SLURM_RESTART_COUNT > 0)\n");
+               "  --out DIR         run directory (default [run] out_dir/name)\n"
+               "  --resume          continue from the latest checkpoint (implied by SLURM_RESTART_COUNT > 0)\n"
+               "  --until-step N    end this job after step N with a checkpoint (exit 0): one segment of\n"
+               "                    a chain; the learning-rate schedule still spans [train] steps\n");
 }
 
 int rlvr_cmd_train(int argc, char **argv) {

@@ -367,7 +367,7 @@ static int lead(dist *d, bool resume) {
                 (int)rlvr_run_stop_flag);
     /* STOP carries the step reached (= the version, synchronous mode): the
      * other ranks exit with the same status */
-    int64_t reached = rc == 1 ? d->published : r->train.steps;
+    int64_t reached = rc == 1 ? d->published : r->stop_step;
     rc = send_control_all(d, RLVR_CONTROL_STOP, reached, d->published);
     if (rc == 0) rc = rlvr_weights_publish_stop(d->weights);
     if (rc == 0) rc = rlvr_weights_publish_wait(d->weights, d->timeout_s, NULL);
@@ -534,7 +534,7 @@ static int roll(dist *d) {
     free(ro.items);
     free(ro.jobs);
     if (all) return all;
-    return stop_step < r->train.steps ? RLVR_EXIT_STOPPED : RLVR_EXIT_OK;
+    return stop_step < r->stop_step ? RLVR_EXIT_STOPPED : RLVR_EXIT_OK;
 }
 
 /* ---- verifier rank -------------------------------------------------------------------------- */
@@ -614,7 +614,7 @@ static int verify(dist *d) {
     }
     rlvr_verifiers_free(v);
     if (all) return all;
-    return stop_step < r->train.steps ? RLVR_EXIT_STOPPED : RLVR_EXIT_OK;
+    return stop_step < r->stop_step ? RLVR_EXIT_STOPPED : RLVR_EXIT_OK;
 }
 
 /* ---- the command ---------------------------------------------------------------------------- */
@@ -711,6 +711,7 @@ int rlvr_train_main(const rlvr_run_args *a) {
     rlvr_layout layout;
     bool single = true;
     if (rc == 0) rc = check_ranks(&r, world, &layout, &single);
+    if (rc == 0 && a->until_step > 0 && a->until_step < r.train.steps) r.stop_step = a->until_step;
     if (rc < 0) {
         int me = 0;
         if (mpi) MPI_Comm_rank(MPI_COMM_WORLD, &me);

@@ -12,6 +12,7 @@ packages=(
   libgit2-dev libseccomp-dev
   util-linux iproute2
   slurm-wlm munge
+  chromium
   python3-torch python3-h5py python3-numpy
 )
 

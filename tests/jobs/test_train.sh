@@ -6,6 +6,7 @@
 #   - a run sent SIGTERM mid-way exits 3 after a checkpoint, and resumed with
 #     --resume ends bit-identical to the uninterrupted run;
 #   - a run directory with checkpoints is refused without --resume;
+#   - a run trained in three --until-step segments ends bit-identical;
 #   - a bad key is a usage error naming the file and line.
 # Usage: test_train.sh RLVR PYTHON
 set -euo pipefail
@@ -115,6 +116,20 @@ else
   echo "note: the run finished before SIGTERM arrived; resume path not exercised this time"
 fi
 
+# fourth run: three segments of a chain (--until-step 5, then 9, then the rest)
+mkdir -p "$dir/d"
+cp -r "$dir/a/pool" "$dir/a/pool.manifest.json" "$dir/a/sft" "$dir/d/"
+"$RLVR" train "$dir/run.ini" --out "$dir/d" --until-step 5 > "$dir/train_d1.log" 2>&1 || { cat "$dir/train_d1.log"; fail "segment 1"; }
+[ -f "$dir/d/checkpoints/step_00000005.h5" ] && [ ! -f "$dir/d/checkpoints/step_00000006.h5" ] || fail "segment 1 did not end at step 5"
+"$RLVR" train "$dir/run.ini" --out "$dir/d" --resume --until-step 9 > "$dir/train_d2.log" 2>&1 || { cat "$dir/train_d2.log"; fail "segment 2"; }
+grep -q "resuming from" "$dir/train_d2.log" || fail "segment 2 did not resume"
+"$RLVR" train "$dir/run.ini" --out "$dir/d" --resume > "$dir/train_d3.log" 2>&1 || { cat "$dir/train_d3.log"; fail "segment 3"; }
+set +e
+"$RLVR" sft "$dir/run.ini" --out "$dir/d" --until-step 3 > "$dir/sft_until.log" 2>&1
+code=$?
+set -e
+[ $code -eq 2 ] || fail "sft --until-step exit $code"
+
 "$PY" - "$dir" <<'EOF' || fail "checkpoint or metrics check"
 import sys, h5py, numpy as np
 d = sys.argv[1]
@@ -128,7 +143,7 @@ def datasets(path):
     return out
 ref = datasets(f"{d}/a/checkpoints/step_00000012.h5")
 assert any(k.startswith("model/") for k in ref), sorted(ref)
-for other in ("b", "c"):
+for other in ("b", "c", "d"):
     got = datasets(f"{d}/{other}/checkpoints/step_00000012.h5")
     assert sorted(got) == sorted(ref), (other, sorted(set(got) ^ set(ref)))
     for k in ref:
@@ -141,7 +156,7 @@ with h5py.File(f"{d}/a/metrics.h5", "r", swmr=True) as f:
     assert list(steps) == list(range(1, 13)), steps
     measured = diff[~np.isnan(diff)]
     assert len(measured) > 0 and measured.max() <= 1e-4, diff
-print("checkpoints bit-identical (runs a, b, c); max |sampler - trainer log-prob| =", measured.max())
+print("checkpoints bit-identical (runs a, b, c, d); max |sampler - trainer log-prob| =", measured.max())
 EOF
 
 printf '[train]\nstep = 3\n' > "$dir/bad.ini"
