@@ -7,7 +7,9 @@
 #include "core/sys.h"
 #include "enclave/config.h"
 #include "envs/gen.h"
+#include "envs/check.h"
 #include "io/checkpoint.h"
+#include "io/manifest.h"
 #include "jobs/commands.h"
 #include "jobs/schemas.h"
 #include "policy/model_config.h"
@@ -441,6 +443,47 @@ int rlvr_run_args_or_usage(rlvr_run_args *a, int argc, char **argv, void (*usage
     if (parsed == 0) return -1;
     usage(parsed > 0 ? stdout : stderr);
     return parsed > 0 ? RLVR_EXIT_OK : RLVR_EXIT_USAGE;
+}
+
+/* ---- the run manifest ------------------------------------------------------------------ */
+
+int rlvr_run_manifest_begin(const rlvr_run *r, const char *path, const int layout[3], const char *const *hosts,
+                            int n_hosts, rlvr_manifest **out) {
+    char pool_hash[24] = "";
+    uint64_t h = 0;
+    if (r->pool) {
+        RLVR_TRY(rlvr_task_pool_hash(r->pool, &h));
+        snprintf(pool_hash, sizeof pool_hash, "%016llx", (unsigned long long)h);
+    }
+    char host[256] = "unknown";
+    if (gethostname(host, sizeof host - 1) != 0) snprintf(host, sizeof host, "unknown");
+    const char *self[1] = {host};
+    rlvr_manifest_options o = RLVR_MANIFEST_OPTIONS_INIT;
+    o.run_name = r->io.name;
+    o.config_text = rlvr_config_text(r->cfg);
+    o.config_hash = rlvr_config_hash(r->cfg);
+    o.seed = r->io.seed;
+    o.trainer_ranks = layout[0], o.verifier_ranks = layout[1], o.rollout_ranks = layout[2];
+    o.world_size = layout[0] + layout[1] + layout[2];
+    o.hosts = hosts ? hosts : self;
+    o.n_hosts = hosts ? n_hosts : 1;
+    o.task_pool_hash = pool_hash;
+    RLVR_TRY(rlvr_manifest_new(out, &o));
+    int rc = rlvr_manifest_write(*out, path);
+    if (rc < 0) {
+        rlvr_manifest_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+int rlvr_run_manifest_end(rlvr_manifest *m, const char *path, int rc, int64_t step, int64_t version) {
+    if (!m) return 0;
+    const char *status = rc == 0 ? "finished" : rc == 1 ? "interrupted" : "failed";
+    int w = rlvr_manifest_finish(m, status, step, version);
+    if (w == 0) w = rlvr_manifest_write(m, path);
+    rlvr_manifest_free(m);
+    return w;
 }
 
 /* ---- signals ------------------------------------------------------------------------- */

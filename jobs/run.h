@@ -101,6 +101,18 @@ int rlvr_run_new_model(const rlvr_run *r, rlvr_model **out);
 int rlvr_run_load_model(const rlvr_run *r, const char *checkpoint_path, bool moments, rlvr_model **out);
 /* (moments false: the AdamW moments start at zero, e.g. RL after SFT) */
 
+/* The run manifest of one job (io/manifest.h, docs/FORMATS.md "Run
+ * manifest") at `path`: gathered and written now with status "running"
+ * (config text and hash, seed, the pool's content hash, rank layout, host
+ * names — `hosts` NULL: this host for every rank). rlvr_run_manifest_end
+ * rewrites it with the outcome of the job: rc 0 "finished", 1
+ * "interrupted" (stopped by a signal after a checkpoint), negative "failed",
+ * with the last step and policy version; it frees *m. */
+typedef struct rlvr_manifest rlvr_manifest;
+int rlvr_run_manifest_begin(const rlvr_run *r, const char *path, const int layout[3], const char *const *hosts,
+                            int n_hosts, rlvr_manifest **out);
+int rlvr_run_manifest_end(rlvr_manifest *m, const char *path, int rc, int64_t step, int64_t version);
+
 /* Seconds since 1970 (metrics' time_unix). */
 double rlvr_run_unix_time(void);
 

@@ -214,6 +214,9 @@ int rlvr_sft_run(rlvr_run *r, bool resume, char *final_checkpoint, size_t cap) {
     if (rc == 0 && !done)
         rc = (st.perm = calloc((size_t)st.n_demos, sizeof *st.perm)) ? 0 : RLVR_FAIL(RLVR_ENOMEM, "out of memory");
     if (rc == 0) rc = rlvr_run_mkdirs(st.io.run_dir);
+    rlvr_manifest *manifest = NULL;
+    static const int one_process[3] = {1, 0, 0}; /* SFT runs in one process */
+    if (rc == 0) rc = rlvr_run_manifest_begin(r, st.io.manifest_path, one_process, NULL, 0, &manifest);
     if (rc == 0) rc = rlvr_metrics_open(&st.metrics, st.io.metrics_path, start > 0 ? start : -1);
     fprintf(stderr, "sft: %lld steps of %lld demonstrations, model %zu parameters\n", (long long)r->sft.steps,
             (long long)r->sft.batch_sequences, st.model ? rlvr_model_num_params(st.model) : 0);
@@ -239,6 +242,9 @@ int rlvr_sft_run(rlvr_run *r, bool resume, char *final_checkpoint, size_t cap) {
     }
     if (rc == 0 && final_checkpoint) rc = rlvr_checkpoint_latest(st.io.checkpoint_dir, final_checkpoint, cap);
     int stop = rlvr_run_stop_flag;
+    int outcome = rc < 0 ? rc : stop && step < r->sft.steps ? 1 : 0;
+    int m_rc = rlvr_run_manifest_end(manifest, st.io.manifest_path, outcome, step, step);
+    if (rc == 0) rc = m_rc;
     rlvr_metrics_close(st.metrics);
     for (int i = 0; i < st.n_demos; i++) rlvr_rollout_free(&st.demos[i]);
     free(st.demos), free(st.perm);
