@@ -1195,146 +1195,213 @@ static char *capture_take(capture *c, size_t *len) {
     return d;
 }
 
-static int run(rlvr_sandbox *sb, const run_plan *plan, int64_t output_bytes, bool want_results, rlvr_sandbox_result *res) {
-    memset(res, 0, sizeof *res);
-    int out[2] = {-1, -1}, rs[2] = {-1, -1}, status[2] = {-1, -1}, ctl[2] = {-1, -1};
+/* One run in flight (rlvr_sandbox_run_*): the supervisor M and the
+ * runtime's ends of its pipes (-1 once closed). */
+struct rlvr_sandbox_run {
+    pid_t m;
+    int out, rs, status, ctl;
+    capture cout, cres;
+    run_report rep;
+    size_t rep_len;
+    bool stop_sent, killed;
+    double start, backstop, wall_s;
+    int rc; /* an error met while reading (out of memory, poll) */
+};
+
+static void close_fd(int *fd) {
+    if (*fd >= 0) close(*fd);
+    *fd = -1;
+}
+
+static void close_pipe(int p[2]) {
+    close_fd(&p[0]);
+    close_fd(&p[1]);
+}
+
+static int run_start(rlvr_sandbox *sb, const run_plan *plan, int64_t output_bytes, bool want_results,
+                     rlvr_sandbox_run **out) {
+    *out = NULL;
+    int o[2] = {-1, -1}, rs[2] = {-1, -1}, status[2] = {-1, -1}, ctl[2] = {-1, -1};
     int rc = 0;
-    capture cout = {.limit = (size_t)output_bytes}, cres = {.limit = (size_t)sb->limits.output_bytes};
-    if (pipe2(out, O_CLOEXEC) != 0 || pipe2(status, O_CLOEXEC) != 0 || pipe2(ctl, O_CLOEXEC) != 0 ||
+    rlvr_sandbox_run *run = calloc(1, sizeof *run);
+    if (!run) return RLVR_FAIL(RLVR_ENOMEM, "out of memory for a sandbox run");
+    if (pipe2(o, O_CLOEXEC) != 0 || pipe2(status, O_CLOEXEC) != 0 || pipe2(ctl, O_CLOEXEC) != 0 ||
         (want_results && pipe2(rs, O_CLOEXEC) != 0)) {
         rc = rlvr_error_errno_at(__FILE__, __LINE__, "pipe for a sandbox run");
-        goto done;
+        goto fail;
     }
     /* pipes belong to their creator with mode 0600: the sandbox identity
      * must own the ones it writes to, or reopening its own stdout through
      * /proc/self/fd (/dev/stdout) fails */
     if (sb->host->privileged &&
-        (fchown(out[1], sb->host->host_uid, sb->host->host_gid) != 0 ||
+        (fchown(o[1], sb->host->host_uid, sb->host->host_gid) != 0 ||
          (rs[1] >= 0 && fchown(rs[1], sb->host->host_uid, sb->host->host_gid) != 0))) {
         rc = rlvr_error_errno_at(__FILE__, __LINE__, "handing a pipe to the sandbox identity");
-        goto done;
+        goto fail;
     }
-    double start = rlvr_now();
+    run->start = rlvr_now();
+    run->wall_s = plan->wall_s;
+    run->backstop = run->start + plan->wall_s + 10.0;
+    run->cout.limit = (size_t)output_bytes;
+    run->cres.limit = (size_t)sb->limits.output_bytes;
     pid_t runtime = getpid();
     pid_t m = fork();
     if (m < 0) {
         rc = rlvr_error_errno_at(__FILE__, __LINE__, "fork for a sandbox run");
-        goto done;
+        goto fail;
     }
     if (m == 0) {
-        int fds[4] = {out[1], rs[1], status[1], ctl[0]};
+        int fds[4] = {o[1], rs[1], status[1], ctl[0]};
         supervisor_main(runtime, plan, fds);
     }
-    close(out[1]);
-    close(status[1]);
-    close(ctl[0]);
-    out[1] = status[1] = ctl[0] = -1;
-    if (rs[1] >= 0) close(rs[1]), rs[1] = -1;
-
-    run_report rep;
-    memset(&rep, 0, sizeof rep);
-    size_t rep_len = 0;
-    bool out_open = true, res_open = rs[0] >= 0, status_open = true, stop_sent = false, killed = false;
-    double backstop = start + plan->wall_s + 10.0;
-    while (out_open || res_open || status_open) {
-        struct pollfd p[3];
-        int np = 0, io = -1, ir = -1, is = -1;
-        if (out_open) io = np, p[np++] = (struct pollfd){.fd = out[0], .events = POLLIN};
-        if (res_open) ir = np, p[np++] = (struct pollfd){.fd = rs[0], .events = POLLIN};
-        if (status_open) is = np, p[np++] = (struct pollfd){.fd = status[0], .events = POLLIN};
-        double left = backstop - rlvr_now();
-        if (left <= 0) {
-            /* M itself is stuck: the last resort (its init dies with it) */
-            kill(m, SIGKILL);
-            killed = true;
-            break;
-        }
-        int r = poll(p, (nfds_t)np, (int)(left * 1000) + 1);
-        if (r < 0) {
-            if (errno == EINTR) continue;
-            rc = rlvr_error_errno_at(__FILE__, __LINE__, "poll on a sandbox run");
-            kill(m, SIGKILL);
-            killed = true;
-            break;
-        }
-        if (io >= 0 && p[io].revents) {
-            int k = capture_read(&cout, out[0]);
-            if (k <= 0) out_open = false;
-            if (k == -2) rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory capturing output");
-        }
-        if (ir >= 0 && p[ir].revents) {
-            int k = capture_read(&cres, rs[0]);
-            if (k <= 0) res_open = false;
-            if (k == -2) rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory capturing results");
-        }
-        if (is >= 0 && p[is].revents) {
-            ssize_t n = read(status[0], (char *)&rep + rep_len, sizeof rep - rep_len);
-            if (n > 0) rep_len += (size_t)n;
-            else if (n == 0 || errno != EINTR) status_open = false;
-        }
-        if ((cout.truncated || cres.truncated) && !stop_sent) {
-            if (write_all(ctl[1], "S", 1) != 0) {
-            }
-            stop_sent = true;
-        }
-    }
-    while (waitpid(m, NULL, 0) < 0 && errno == EINTR) {
-    }
-    res->wall_s = rlvr_now() - start;
-    res->out = capture_take(&cout, &res->out_len);
-    res->out_truncated = cout.truncated;
-    res->results = capture_take(&cres, &res->results_len);
-    if (!res->out || !res->results) {
-        rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
-        goto done;
-    }
-    if (rc < 0) goto done;
-    if (killed) {
-        rc = RLVR_FAIL(RLVR_ESANDBOX, "the sandbox run's supervisor did not finish within %.1f s", plan->wall_s + 10.0);
-        goto done;
-    }
-    if (rep_len != sizeof rep) {
-        rc = RLVR_FAIL(RLVR_ESANDBOX, "the sandbox run's supervisor ended without a report");
-        goto done;
-    }
-    rep.error[sizeof rep.error - 1] = '\0';
-    if (rep.error[0]) {
-        rc = RLVR_FAIL(RLVR_ESANDBOX, "sandbox run: %s", rep.error);
-        goto done;
-    }
-    if (!rep.started) {
-        rc = RLVR_FAIL(RLVR_ESANDBOX, "sandbox run: the command was never started");
-        goto done;
-    }
-    res->limit = (rlvr_sandbox_limit)rep.limit;
-    if (stop_sent) res->limit = RLVR_LIMIT_OUTPUT;
-    if (rep.finished && WIFEXITED(rep.status)) {
-        res->exit_code = WEXITSTATUS(rep.status);
-    } else {
-        res->exit_code = -1;
-        res->signal = rep.finished && WIFSIGNALED(rep.status) ? WTERMSIG(rep.status) : SIGKILL;
-    }
-    res->prepare_status = rep.prepare_status;
-    res->cpu_s = rep.cpu_s;
-    res->max_rss_bytes = rep.max_rss;
-    res->max_processes = rep.max_procs;
-done:
-    for (int i = 0; i < 2; i++) {
-        if (out[i] >= 0) close(out[i]);
-        if (rs[i] >= 0) close(rs[i]);
-        if (status[i] >= 0) close(status[i]);
-        if (ctl[i] >= 0) close(ctl[i]);
-    }
-    if (rc < 0) {
-        rlvr_sandbox_result_free(res);
-        free(cout.data);
-        free(cres.data);
-    }
+    close_fd(&o[1]);
+    close_fd(&status[1]);
+    close_fd(&ctl[0]);
+    close_fd(&rs[1]);
+    run->m = m;
+    run->out = o[0], run->rs = rs[0], run->status = status[0], run->ctl = ctl[1];
+    *out = run;
+    return 0;
+fail:
+    close_pipe(o);
+    close_pipe(rs);
+    close_pipe(status);
+    close_pipe(ctl);
+    free(run);
     return rc;
 }
 
-int rlvr_sandbox_exec(rlvr_sandbox *sb, const rlvr_sandbox_cmd *cmd, rlvr_sandbox_result *res) {
+int rlvr_sandbox_run_pollfds(const rlvr_sandbox_run *run, struct pollfd *fds, int cap) {
+    int n = 0;
+    const int mine[3] = {run->out, run->rs, run->status};
+    for (int i = 0; i < 3; i++)
+        if (mine[i] >= 0 && n < cap) fds[n++] = (struct pollfd){.fd = mine[i], .events = POLLIN};
+    return run->killed ? 0 : n;
+}
+
+double rlvr_sandbox_run_deadline(const rlvr_sandbox_run *run) { return run->backstop; }
+
+static bool run_ended(const rlvr_sandbox_run *run) {
+    return run->killed || (run->out < 0 && run->rs < 0 && run->status < 0);
+}
+
+static void run_kill(rlvr_sandbox_run *run) {
+    kill(run->m, SIGKILL);
+    run->killed = true;
+}
+
+static void run_read(rlvr_sandbox_run *run, int fd) {
+    if (fd == run->out || fd == run->rs) {
+        bool is_out = fd == run->out;
+        int k = capture_read(is_out ? &run->cout : &run->cres, fd);
+        if (k <= 0) close_fd(is_out ? &run->out : &run->rs);
+        if (k == -2 && run->rc == 0)
+            run->rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory capturing %s", is_out ? "output" : "results");
+    } else if (fd == run->status) {
+        ssize_t n = read(run->status, (char *)&run->rep + run->rep_len, sizeof run->rep - run->rep_len);
+        if (n > 0) run->rep_len += (size_t)n;
+        else if (n == 0 || errno != EINTR) close_fd(&run->status);
+    }
+}
+
+int rlvr_sandbox_run_advance(rlvr_sandbox_run *run, const struct pollfd *fds, int n) {
+    for (int i = 0; i < n; i++)
+        if (fds[i].revents && fds[i].fd >= 0) run_read(run, fds[i].fd);
+    if ((run->cout.truncated || run->cres.truncated) && !run->stop_sent) {
+        if (write_all(run->ctl, "S", 1) != 0) { /* M gone already: it ends anyway */
+        }
+        run->stop_sent = true;
+    }
+    /* M itself is stuck: the last resort (its init dies with it) */
+    if (!run_ended(run) && rlvr_now() >= run->backstop) run_kill(run);
+    return run_ended(run) ? 1 : 0;
+}
+
+/* Blocks until the run has ended (what rlvr_sandbox_exec does in full). */
+static void run_wait(rlvr_sandbox_run *run) {
+    while (!run_ended(run)) {
+        struct pollfd p[3];
+        int np = rlvr_sandbox_run_pollfds(run, p, 3);
+        double left = run->backstop - rlvr_now();
+        int r = left > 0 ? poll(p, (nfds_t)np, (int)(left * 1000) + 1) : 0;
+        if (r < 0 && errno != EINTR) {
+            if (run->rc == 0) run->rc = rlvr_error_errno_at(__FILE__, __LINE__, "poll on a sandbox run");
+            run_kill(run);
+            break;
+        }
+        if (r < 0) continue;
+        rlvr_sandbox_run_advance(run, p, np);
+    }
+}
+
+static void run_free(rlvr_sandbox_run *run) {
+    close_fd(&run->out);
+    close_fd(&run->rs);
+    close_fd(&run->status);
+    close_fd(&run->ctl);
+    free(run->cout.data);
+    free(run->cres.data);
+    free(run);
+}
+
+/* The report of an ended run as its result. */
+static int run_result(rlvr_sandbox_run *run, rlvr_sandbox_result *res) {
+    run_report *rep = &run->rep;
+    res->wall_s = rlvr_now() - run->start;
+    res->out = capture_take(&run->cout, &res->out_len);
+    res->out_truncated = run->cout.truncated;
+    res->results = capture_take(&run->cres, &res->results_len);
+    if (!res->out || !res->results) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    if (run->rc < 0) return run->rc;
+    if (run->killed)
+        return RLVR_FAIL(RLVR_ESANDBOX, "the sandbox run's supervisor did not finish within %.1f s", run->wall_s + 10.0);
+    if (run->rep_len != sizeof *rep) return RLVR_FAIL(RLVR_ESANDBOX, "the sandbox run's supervisor ended without a report");
+    rep->error[sizeof rep->error - 1] = '\0';
+    if (rep->error[0]) return RLVR_FAIL(RLVR_ESANDBOX, "sandbox run: %s", rep->error);
+    if (!rep->started) return RLVR_FAIL(RLVR_ESANDBOX, "sandbox run: the command was never started");
+    res->limit = (rlvr_sandbox_limit)rep->limit;
+    if (run->stop_sent) res->limit = RLVR_LIMIT_OUTPUT;
+    if (rep->finished && WIFEXITED(rep->status)) {
+        res->exit_code = WEXITSTATUS(rep->status);
+    } else {
+        res->exit_code = -1;
+        res->signal = rep->finished && WIFSIGNALED(rep->status) ? WTERMSIG(rep->status) : SIGKILL;
+    }
+    res->prepare_status = rep->prepare_status;
+    res->cpu_s = rep->cpu_s;
+    res->max_rss_bytes = rep->max_rss;
+    res->max_processes = rep->max_procs;
+    return 0;
+}
+
+int rlvr_sandbox_run_finish(rlvr_sandbox_run *run, rlvr_sandbox_result *res) {
     memset(res, 0, sizeof *res);
+    run_wait(run);
+    while (waitpid(run->m, NULL, 0) < 0 && errno == EINTR) {
+    }
+    int rc = run_result(run, res);
+    if (rc < 0) rlvr_sandbox_result_free(res);
+    run_free(run);
+    return rc;
+}
+
+void rlvr_sandbox_run_abort(rlvr_sandbox_run *run) {
+    if (!run) return;
+    run_kill(run);
+    while (waitpid(run->m, NULL, 0) < 0 && errno == EINTR) {
+    }
+    run_free(run);
+}
+
+static int run(rlvr_sandbox *sb, const run_plan *plan, int64_t output_bytes, bool want_results, rlvr_sandbox_result *res) {
+    memset(res, 0, sizeof *res);
+    rlvr_sandbox_run *r = NULL;
+    RLVR_TRY(run_start(sb, plan, output_bytes, want_results, &r));
+    return rlvr_sandbox_run_finish(r, res);
+}
+
+/* The plan of a command, checked; *cap its output cap. */
+static int exec_plan(rlvr_sandbox *sb, const rlvr_sandbox_cmd *cmd, run_plan *plan, int64_t *cap) {
     if (!cmd || cmd->version != RLVR_SANDBOX_CMD_VERSION || !cmd->argv || !cmd->argv[0])
         return RLVR_FAIL(RLVR_EINVAL, "sandbox command missing, of another version, or without argv");
     if (cmd->cwd && cmd->cwd[0] && !path_is_simple(cmd->cwd))
@@ -1343,21 +1410,52 @@ int rlvr_sandbox_exec(rlvr_sandbox *sb, const rlvr_sandbox_cmd *cmd, rlvr_sandbo
     for (const char *const *e = cmd->env; e && *e; e++, n_env++)
         if (!strchr(*e, '=')) return RLVR_FAIL(RLVR_EINVAL, "environment entry \"%s\" has no '='", *e);
     if (n_env > 48) return RLVR_FAIL(RLVR_EINVAL, "too many environment entries (%zu, at most 48)", n_env);
-    run_plan plan = {.sb = sb, .cmd = cmd};
-    plan.wall_s = cmd->wall_s > 0 && cmd->wall_s < sb->limits.wall_s ? cmd->wall_s : sb->limits.wall_s;
-    int64_t cap = cmd->output_bytes > 0 && cmd->output_bytes < sb->limits.output_bytes ? cmd->output_bytes
-                                                                                      : sb->limits.output_bytes;
+    *plan = (run_plan){.sb = sb, .cmd = cmd};
+    plan->wall_s = cmd->wall_s > 0 && cmd->wall_s < sb->limits.wall_s ? cmd->wall_s : sb->limits.wall_s;
+    *cap = cmd->output_bytes > 0 && cmd->output_bytes < sb->limits.output_bytes ? cmd->output_bytes
+                                                                               : sb->limits.output_bytes;
+    return 0;
+}
+
+int rlvr_sandbox_exec(rlvr_sandbox *sb, const rlvr_sandbox_cmd *cmd, rlvr_sandbox_result *res) {
+    memset(res, 0, sizeof *res);
+    run_plan plan;
+    int64_t cap;
+    RLVR_TRY(exec_plan(sb, cmd, &plan, &cap));
     int rc = run(sb, &plan, cap, cmd->results_fd, res);
     return rc < 0 ? rlvr_error_wrap(rc, "running %s in a sandbox", cmd->argv[0]) : 0;
+}
+
+int rlvr_sandbox_exec_start(rlvr_sandbox *sb, const rlvr_sandbox_cmd *cmd, rlvr_sandbox_run **out) {
+    *out = NULL;
+    run_plan plan;
+    int64_t cap;
+    RLVR_TRY(exec_plan(sb, cmd, &plan, &cap));
+    int rc = run_start(sb, &plan, cap, cmd->results_fd, out);
+    return rc < 0 ? rlvr_error_wrap(rc, "starting %s in a sandbox", cmd->argv[0]) : 0;
+}
+
+static run_plan call_plan(rlvr_sandbox *sb, rlvr_sandbox_fn fn, void *arg, double wall_s) {
+    run_plan plan = {.sb = sb, .fn = fn, .arg = arg};
+    plan.wall_s = wall_s > 0 ? wall_s : sb->limits.wall_s;
+    return plan;
 }
 
 int rlvr_sandbox_call(rlvr_sandbox *sb, rlvr_sandbox_fn fn, void *arg, double wall_s, int64_t output_bytes,
                       rlvr_sandbox_result *res) {
     memset(res, 0, sizeof *res);
     if (!fn) return RLVR_FAIL(RLVR_EINVAL, "rlvr_sandbox_call without a function");
-    run_plan plan = {.sb = sb, .fn = fn, .arg = arg};
-    plan.wall_s = wall_s > 0 ? wall_s : sb->limits.wall_s;
+    run_plan plan = call_plan(sb, fn, arg, wall_s);
     int rc = run(sb, &plan, output_bytes > 0 ? output_bytes : sb->limits.output_bytes, false, res);
+    return rc < 0 ? rlvr_error_wrap(rc, "calling into a sandbox") : 0;
+}
+
+int rlvr_sandbox_call_start(rlvr_sandbox *sb, rlvr_sandbox_fn fn, void *arg, double wall_s, int64_t output_bytes,
+                            rlvr_sandbox_run **out) {
+    *out = NULL;
+    if (!fn) return RLVR_FAIL(RLVR_EINVAL, "rlvr_sandbox_call_start without a function");
+    run_plan plan = call_plan(sb, fn, arg, wall_s);
+    int rc = run_start(sb, &plan, output_bytes > 0 ? output_bytes : sb->limits.output_bytes, false, out);
     return rc < 0 ? rlvr_error_wrap(rc, "calling into a sandbox") : 0;
 }
 

@@ -207,4 +207,36 @@ int rlvr_sandbox_call(rlvr_sandbox *sb, rlvr_sandbox_fn fn, void *arg, double wa
 
 void rlvr_sandbox_result_free(rlvr_sandbox_result *res);
 
+/* ---- runs without blocking ------------------------------------------------------------
+ * rlvr_sandbox_exec and rlvr_sandbox_call, split so that one thread can
+ * drive the runs of many sandboxes with poll(2) while it does other work
+ * (the harness decodes for the rollouts that are not waiting on a tool):
+ *
+ *   rlvr_sandbox_exec_start / rlvr_sandbox_call_start   fork the run, return at once;
+ *   rlvr_sandbox_run_pollfds    the run's pipes (≤ 3) to add to a poll set;
+ *   rlvr_sandbox_run_advance    after poll: reads what is ready, enforces the
+ *                               output cap and the backstop; 1 when the run has ended;
+ *   rlvr_sandbox_run_deadline   the latest time (rlvr_now clock) by which the
+ *                               caller must call advance again even if no fd is ready;
+ *   rlvr_sandbox_run_finish     reaps the run and fills *res exactly as the
+ *                               blocking call would (waits first if it has not
+ *                               ended); frees the run;
+ *   rlvr_sandbox_run_abort      kills and reaps a run whose result is not wanted.
+ *
+ * The limits (wall time, CPU, memory, ...) are enforced inside the sandbox
+ * by its supervisor, whether or not the caller polls; the caller's polling
+ * only drains output. The command, the function's argument and the sandbox
+ * must outlive the start call only (the run works on a copy made by fork);
+ * the sandbox must outlive the run, and a sandbox runs one thing at a time. */
+typedef struct rlvr_sandbox_run rlvr_sandbox_run;
+struct pollfd;
+int rlvr_sandbox_exec_start(rlvr_sandbox *sb, const rlvr_sandbox_cmd *cmd, rlvr_sandbox_run **out);
+int rlvr_sandbox_call_start(rlvr_sandbox *sb, rlvr_sandbox_fn fn, void *arg, double wall_s, int64_t output_bytes,
+                            rlvr_sandbox_run **out);
+int rlvr_sandbox_run_pollfds(const rlvr_sandbox_run *run, struct pollfd *fds, int cap);
+int rlvr_sandbox_run_advance(rlvr_sandbox_run *run, const struct pollfd *fds, int n);
+double rlvr_sandbox_run_deadline(const rlvr_sandbox_run *run);
+int rlvr_sandbox_run_finish(rlvr_sandbox_run *run, rlvr_sandbox_result *res);
+void rlvr_sandbox_run_abort(rlvr_sandbox_run *run);
+
 #endif

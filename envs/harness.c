@@ -16,7 +16,8 @@
 
 #include <errno.h>
 #include <jansson.h>
-#include <pthread.h>
+#include <math.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +28,7 @@ void rlvr_harness_options_default(rlvr_harness_options *o) {
     o->version = RLVR_HARNESS_OPTIONS_VERSION;
     o->budgets = (rlvr_task_budgets){.turns = 16, .policy_tokens = 4096, .context_tokens = 8192, .tool_timeout_s = 10};
     o->tool_output_bytes = 2048;
-    o->tool_threads = true;
+    o->overlap_tools = true;
     o->repetition = (rlvr_repetition_config){.enabled = true, .window = 2048, .ngram = 32, .max_repeats = 10};
 }
 
@@ -163,9 +164,9 @@ typedef struct {
     harness_tool_outcome out;
     int tool_rc;
     char tool_msg[512];
-    bool waiting;   /* the tool runs in `thread` */
-    bool tool_done; /* set by the worker under driver.lock */
-    pthread_t thread;
+    bool waiting;          /* the tool runs (tool.run), or its observation waits for ready_at */
+    harness_tool_run tool; /* the tool's sandbox run while it runs; tool.run NULL otherwise */
+    double ready_at;       /* rlvr_now() time the observation is due (simulated latency) */
 } env;
 
 typedef struct driver {
@@ -173,9 +174,9 @@ typedef struct driver {
     const rlvr_tokenizer *tok;
     const rlvr_harness_options *opt;
     rlvr_token_buf scratch;
-    bool threaded;
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
+    bool overlap; /* tools overlap decoding (the event loop); false: each one blocks */
+    struct pollfd *fds; /* (3·slots) the poll set of the running tools */
+    int *fd_env;        /* (3·slots) the env of each */
 } driver;
 
 static void emit(driver *d, env *e, rlvr_harness_event ev, const rlvr_turn *turn) {
@@ -477,43 +478,35 @@ static int malformed_outcome(const rlvr_tool_error *err, harness_tool_outcome *o
     return 0;
 }
 
-static void run_tool(env *e) {
-    if (e->malformed)
-        e->tool_rc = malformed_outcome(&e->err, &e->out);
-    else
-        e->tool_rc = harness_tool_exec(rlvr_workspace_sandbox(e->ws), e->job->task, &e->call, e->b.tool_timeout_s,
-                                       e->d->opt->tool_output_bytes, &e->out);
-    if (e->tool_rc == 0 && e->latency_s > 0) {
-        sleep_s(e->latency_s);
-        e->out.duration_s += e->latency_s;
-    }
+/* The tool's run has ended: its outcome, then the simulated latency. */
+static void tool_ended(env *e) {
+    if (e->tool.run) e->tool_rc = harness_tool_finish(&e->tool, e->d->opt->tool_output_bytes, &e->out);
+    if (e->tool_rc == 0 && e->latency_s > 0) e->out.duration_s += e->latency_s;
     if (e->tool_rc < 0) snprintf(e->tool_msg, sizeof e->tool_msg, "%s", rlvr_error_last());
+    e->ready_at = rlvr_now() + (e->tool_rc == 0 ? e->latency_s : 0);
 }
 
-static void *tool_worker(void *p) {
-    env *e = p;
-    run_tool(e);
-    pthread_mutex_lock(&e->d->lock);
-    e->tool_done = true;
-    pthread_cond_broadcast(&e->d->cond);
-    pthread_mutex_unlock(&e->d->lock);
-    return NULL;
-}
-
-/* The turn's tool (e->call, or e->err when malformed) runs: in a worker
- * thread when the driver has them, else here. */
+/* The turn's tool (e->call, or e->err when malformed) starts. With overlap
+ * the env waits while the others decode (reap_tools delivers the
+ * observation); otherwise it runs to its end here. */
 static int start_tool(driver *d, env *e) {
     const rlvr_harness_options *o = d->opt;
     e->latency_s = o->simulated_latency ? o->simulated_latency(o->latency_arg, e->job, e->job->record.n_turns) : 0;
-    e->tool_done = false;
-    e->waiting = d->threaded && pthread_create(&e->thread, NULL, tool_worker, e) == 0;
-    if (e->waiting) return 0;
-    run_tool(e);
+    e->tool_rc = e->malformed ? malformed_outcome(&e->err, &e->out)
+                              : harness_tool_start(rlvr_workspace_sandbox(e->ws), e->job->task, &e->call,
+                                                   e->b.tool_timeout_s, &e->tool);
+    if (e->tool_rc < 0 || !e->tool.run) tool_ended(e); /* nothing runs: the outcome is known */
+    if (d->overlap) {
+        e->waiting = true;
+        return 0;
+    }
+    if (e->tool.run) tool_ended(e);
+    sleep_s(e->ready_at - rlvr_now());
     return tool_finished(d, e);
 }
 
-/* A policy turn is complete: read its call; a tool runs (in a worker thread
- * when the driver has them, else here); a malformed call gets its error. */
+/* A policy turn is complete: read its call; a tool starts (start_tool); a
+ * malformed call gets its error. */
 static int end_turn(driver *d, env *e) {
     rlvr_harness_job *job = e->job;
     rlvr_rollout *r = &job->record;
@@ -574,27 +567,53 @@ static int end_turn(driver *d, env *e) {
     return rc;
 }
 
-/* Joins the worker threads that are done; with `block`, first waits until
- * one is. */
-static int reap_tools(driver *d, env *envs, int n, bool block) {
-    pthread_mutex_lock(&d->lock);
-    for (;;) {
-        bool any = false;
-        for (int i = 0; i < n; i++) any |= envs[i].waiting && envs[i].tool_done;
-        if (any || !block) break;
-        pthread_cond_wait(&d->cond, &d->lock);
-    }
-    pthread_mutex_unlock(&d->lock);
+/* The poll set of the running tools; *wake: the earliest time something
+ * is due without any fd (a latency ends, a run's backstop). */
+static int gather_fds(driver *d, env *envs, int n, double *wake) {
+    int nf = 0;
+    *wake = INFINITY;
     for (int i = 0; i < n; i++) {
         if (!envs[i].waiting) continue;
-        pthread_mutex_lock(&d->lock);
-        bool done = envs[i].tool_done;
-        pthread_mutex_unlock(&d->lock);
-        if (!done) continue;
-        pthread_join(envs[i].thread, NULL);
-        envs[i].waiting = false;
-        RLVR_TRY(tool_finished(d, &envs[i]));
+        if (!envs[i].tool.run) {
+            *wake = fmin(*wake, envs[i].ready_at);
+            continue;
+        }
+        int k = rlvr_sandbox_run_pollfds(envs[i].tool.run, d->fds + nf, 3);
+        for (int j = 0; j < k; j++) d->fd_env[nf + j] = i;
+        nf += k;
+        *wake = fmin(*wake, rlvr_sandbox_run_deadline(envs[i].tool.run));
     }
+    return nf;
+}
+
+/* One round of the event loop over the running tools: poll their pipes
+ * (without waiting, or, with `block`, until something happens), advance
+ * the runs, and deliver the observations that are due. */
+static int reap_tools(driver *d, env *envs, int n, bool block) {
+    double wake;
+    int nf = gather_fds(d, envs, n, &wake);
+    int timeout_ms = 0;
+    if (block) {
+        double left = wake - rlvr_now();
+        timeout_ms = isinf(wake) ? -1 : left <= 0 ? 0 : (int)ceil(left * 1000.0);
+    }
+    if (poll(d->fds, (nfds_t)nf, timeout_ms) < 0 && errno != EINTR)
+        return rlvr_error_errno_at(__FILE__, __LINE__, "poll on the tools' sandboxes");
+    for (int f = 0, i; f < nf; f = i) {
+        int who = d->fd_env[f];
+        for (i = f; i < nf && d->fd_env[i] == who; i++) {
+        }
+        env *e = &envs[who];
+        int ended = rlvr_sandbox_run_advance(e->tool.run, d->fds + f, i - f);
+        if (ended < 0) return ended;
+        if (ended) tool_ended(e);
+    }
+    double now = rlvr_now();
+    for (int i = 0; i < n; i++)
+        if (envs[i].waiting && !envs[i].tool.run && envs[i].ready_at <= now) {
+            envs[i].waiting = false;
+            RLVR_TRY(tool_finished(d, &envs[i]));
+        }
     return 0;
 }
 
@@ -720,14 +739,16 @@ int rlvr_harness_run(rlvr_sampler *s, const rlvr_tokenizer *tok, const rlvr_harn
 
     int n_slots = rlvr_sampler_config_of(s)->kv_slots;
     if (n_slots > n) n_slots = n;
-    driver d = {.s = s, .tok = tok, .opt = opt, .threaded = opt->tool_threads};
-    pthread_mutex_init(&d.lock, NULL);
-    pthread_cond_init(&d.cond, NULL);
+    driver d = {.s = s, .tok = tok, .opt = opt, .overlap = opt->overlap_tools};
+    d.fds = calloc((size_t)(n_slots ? n_slots : 1) * 3, sizeof *d.fds);
+    d.fd_env = calloc((size_t)(n_slots ? n_slots : 1) * 3, sizeof *d.fd_env);
     env *envs = calloc((size_t)(n_slots ? n_slots : 1), sizeof *envs);
     int32_t *slots = calloc((size_t)(n_slots ? n_slots : 1), sizeof *slots);
     int *which = calloc((size_t)(n_slots ? n_slots : 1), sizeof *which);
     rlvr_sample *samples = calloc((size_t)(n_slots ? n_slots : 1), sizeof *samples);
-    int rc = envs && slots && which && samples ? 0 : RLVR_FAIL(RLVR_ENOMEM, "out of memory for %d rollouts", n);
+    int rc = envs && slots && which && samples && d.fds && d.fd_env
+                 ? 0
+                 : RLVR_FAIL(RLVR_ENOMEM, "out of memory for %d rollouts", n);
     int next = 0;
     while (rc == 0) {
         rc = fill_slots(&d, envs, n_slots, jobs, n, &next);
@@ -747,14 +768,14 @@ int rlvr_harness_run(rlvr_sampler *s, const rlvr_tokenizer *tok, const rlvr_harn
         if (rc == 0 && waiting) rc = reap_tools(&d, envs, n_slots, !runnable);
     }
     for (int i = 0; envs && i < n_slots; i++) {
-        if (envs[i].waiting) pthread_join(envs[i].thread, NULL);
+        if (envs[i].tool.run) harness_tool_abort(&envs[i].tool); /* an error ended the run early */
         harness_tool_outcome_free(&envs[i].out);
         rlvr_tool_call_clear(&envs[i].call);
         rlvr_workspace_free(envs[i].ws);
         rlvr_rl_repetition_free(envs[i].rep);
     }
-    pthread_mutex_destroy(&d.lock);
-    pthread_cond_destroy(&d.cond);
+    free(d.fds);
+    free(d.fd_env);
     rlvr_token_buf_free(&d.scratch);
     free(envs);
     free(slots);

@@ -25,13 +25,15 @@
  * Scheduling (SPEC §5.4): rlvr_harness_run drives many rollouts at once, one
  * per sampler slot; each step decodes one token for every rollout that is
  * ready, in one batched rlvr_sampler_decode; a group's rollouts share their
- * prompt's prefill (rlvr_harness_run below). The workspace sandbox API
- * blocks, so a tool call either runs in the calling thread between decode
- * steps (the others wait), or, with options.tool_threads, in a worker thread
- * of its own (one sandbox per rollout, as enclave/sandbox.h allows) while
- * the other rollouts keep decoding; the driver waits on a condition variable
- * only when no rollout can move. Records are the same either way. An event
- * loop polling the sandbox's pipes needs an asynchronous sandbox run.
+ * prompt's prefill (rlvr_harness_run below). Tools run as child processes
+ * of their rollout's workspace sandbox, started without blocking
+ * (enclave/sandbox.h "runs without blocking"); one thread drives them all
+ * with an event loop: between decode steps it polls the running tools'
+ * pipes without waiting, and it blocks in poll(2) only when no rollout can
+ * decode, until a tool ends or a simulated latency is due. So tool time
+ * overlaps generation (options.overlap_tools, the default; false: each tool
+ * runs to its end before anything else moves). Records are the same either
+ * way.
  *
  * Scripted policies (tests, demonstrations): a job with a script gets its
  * turns from the script instead of the sampler. The ids are appended with the
@@ -61,8 +63,8 @@ typedef struct rlvr_harness_job rlvr_harness_job; /* below */
 
 /* What the harness reports to options.on_event as a rollout unfolds (for
  * interactive use: `rlvr agent` prints the trajectory turn by turn). Called
- * in the thread that called rlvr_harness_run, between sampler calls, never
- * from a tool's worker thread; the job and its record may be read, not
+ * in the thread that called rlvr_harness_run, between sampler calls and
+ * event-loop rounds; the job and its record may be read, not
  * changed. Events of different rollouts interleave. */
 typedef enum {
     RLVR_HARNESS_EVENT_START = 1,  /* the prompt is in the record (record.prompt_tokens); turn NULL */
@@ -90,14 +92,15 @@ typedef struct {
     rlvr_sandbox_host *host;           /* needed for "tests" tasks; NULL is fine for "arith" */
     rlvr_sandbox_limits tool_limits;   /* limits of every workspace command; wall_s is raised to the
                                           tool timeout when lower. Zeroed: rlvr_sandbox_limits_default */
-    bool tool_threads;                 /* run each tool call in a worker thread while the others decode
-                                          (false: in the calling thread, between decode steps) */
+    bool overlap_tools;                /* the event loop: tools run while the others decode (false: each
+                                          tool runs to its end between decode steps) */
     rlvr_harness_event_fn on_event;    /* progress as it happens (rlvr_harness_event); NULL: none */
     void *event_arg;
     rlvr_harness_latency_fn simulated_latency; /* benchmarks only (bench/bench_harness.c); NULL: none.
                                           Every turn that gets an observation (a tool's or a malformed
-                                          call's) first waits the returned seconds, where a tool runs
-                                          (worker thread or calling thread); the turn's duration_s and
+                                          call's) gets it the returned seconds after its tool ended (a
+                                          deadline of the event loop, no thread sleeps unless
+                                          overlap_tools is false); the turn's duration_s and
                                           timings.tool_s include the wait; the tokens are unchanged */
     void *latency_arg;
 } rlvr_harness_options;
@@ -105,7 +108,7 @@ typedef struct {
 /* The defaults of [harness] (16 turns, 4096 policy tokens, 8192 context
  * tokens, 10 s per tool, 2048 output bytes) and [repetition] (on: an n-gram
  * of 32 more than 10 times within 2048 tokens); default sandbox limits; tools
- * in worker threads; no host. */
+ * overlapping decoding (overlap_tools); no host. */
 void rlvr_harness_options_default(rlvr_harness_options *o);
 
 /* Options from a run's configuration: [harness] (envs/config.h),

@@ -25,6 +25,21 @@ typedef struct {
 int harness_tool_exec(rlvr_sandbox *sb, const rlvr_task *task, const rlvr_tool_call *call, double timeout_s,
                       int64_t out_cap, harness_tool_outcome *out);
 
+/* The same in two halves, for the harness's event loop: start forks the
+ * tool's sandbox run and returns at once (its pipes: run->run, see
+ * enclave/sandbox.h "runs without blocking"); finish reaps it into *out
+ * (waiting if it has not ended). abort kills a started tool. */
+typedef struct {
+    rlvr_sandbox_run *run;
+    double timeout_s;
+    bool command; /* run / run_public_tests: the observation ends with a status line */
+} harness_tool_run;
+
+int harness_tool_start(rlvr_sandbox *sb, const rlvr_task *task, const rlvr_tool_call *call, double timeout_s,
+                       harness_tool_run *run);
+int harness_tool_finish(harness_tool_run *run, int64_t out_cap, harness_tool_outcome *out);
+void harness_tool_abort(harness_tool_run *run);
+
 void harness_tool_outcome_free(harness_tool_outcome *o);
 
 #endif

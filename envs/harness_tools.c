@@ -389,31 +389,52 @@ static int make_text(harness_tool_outcome *o, const rlvr_sandbox_result *res, in
     return 0;
 }
 
-int harness_tool_exec(rlvr_sandbox *sb, const rlvr_task *task, const rlvr_tool_call *call, double timeout_s,
-                      int64_t out_cap, harness_tool_outcome *out) {
-    memset(out, 0, sizeof *out);
+int harness_tool_start(rlvr_sandbox *sb, const rlvr_task *task, const rlvr_tool_call *call, double timeout_s,
+                       harness_tool_run *run) {
+    memset(run, 0, sizeof *run);
     if (call->tool == RLVR_TOOL_SUBMIT || (unsigned)call->tool >= RLVR_TOOL_COUNT)
         return RLVR_FAIL(RLVR_EINVAL, "harness: tool %d is not executed", (int)call->tool);
     double t = timeout_s;
     if (call->tool == RLVR_TOOL_RUN && call->timeout_s > 0 && call->timeout_s < t) t = call->timeout_s;
-    rlvr_sandbox_result res;
-    bool command = call->tool == RLVR_TOOL_RUN || call->tool == RLVR_TOOL_RUN_PUBLIC_TESTS;
+    run->timeout_s = t;
+    run->command = call->tool == RLVR_TOOL_RUN || call->tool == RLVR_TOOL_RUN_PUBLIC_TESTS;
     int rc;
-    if (command) {
+    if (run->command) {
         const char *cmdline = call->tool == RLVR_TOOL_RUN ? call->command : task->public_test_command;
         if (!cmdline) return RLVR_FAIL(RLVR_EINVAL, "task %s has no public test command", task->id);
         const char *argv[] = {"/bin/sh", "-c", cmdline, NULL};
         rlvr_sandbox_cmd cmd = {.version = RLVR_SANDBOX_CMD_VERSION, .argv = argv, .wall_s = t};
-        rc = rlvr_sandbox_exec(sb, &cmd, &res);
+        rc = rlvr_sandbox_exec_start(sb, &cmd, &run->run);
     } else {
-        rc = rlvr_sandbox_call(sb, file_tool_fn, (void *)call, t, 0, &res);
+        /* the call is read by the forked child only: it may go once this returns */
+        rc = rlvr_sandbox_call_start(sb, file_tool_fn, (void *)call, t, 0, &run->run);
     }
-    if (rc < 0) return rlvr_error_wrap(rc, "running tool %s", rlvr_tool_name(call->tool));
+    return rc < 0 ? rlvr_error_wrap(rc, "running tool %s", rlvr_tool_name(call->tool)) : 0;
+}
+
+int harness_tool_finish(harness_tool_run *run, int64_t out_cap, harness_tool_outcome *out) {
+    memset(out, 0, sizeof *out);
+    rlvr_sandbox_result res;
+    int rc = rlvr_sandbox_run_finish(run->run, &res);
+    run->run = NULL;
+    if (rc < 0) return rlvr_error_wrap(rc, "running a tool");
     out->duration_s = res.wall_s;
-    if (!command && res.limit == RLVR_LIMIT_WALL) { /* a file tool over its time: say so, like a command */
-        command = true;
-    }
-    rc = make_text(out, &res, out_cap, command, t);
+    /* a file tool over its time: say so, like a command */
+    bool command = run->command || res.limit == RLVR_LIMIT_WALL;
+    rc = make_text(out, &res, out_cap, command, run->timeout_s);
     rlvr_sandbox_result_free(&res);
     return rc;
+}
+
+void harness_tool_abort(harness_tool_run *run) {
+    rlvr_sandbox_run_abort(run->run);
+    run->run = NULL;
+}
+
+int harness_tool_exec(rlvr_sandbox *sb, const rlvr_task *task, const rlvr_tool_call *call, double timeout_s,
+                      int64_t out_cap, harness_tool_outcome *out) {
+    memset(out, 0, sizeof *out);
+    harness_tool_run run;
+    RLVR_TRY(harness_tool_start(sb, task, call, timeout_s, &run));
+    return harness_tool_finish(&run, out_cap, out);
 }

@@ -4,8 +4,8 @@
  *    the tools (its tokens fed through the sampler's prefill path): every
  *    generated bugfix-c task verifies PASS in the enclave, every arith task
  *    scores 1.
- *    Tools run in worker threads; the same jobs with tools run between
- *    decode steps give the same records.
+ *    Tools run in the event loop (overlapping decoding); the same jobs with
+ *    each tool run to its end between decode steps give the same records.
  *    Tool calls of different rollouts overlap in time.
  * 2. A scripted exploit policy in the same run (edits the public tests and
  *    the Makefile, writes a hook file, tries the network, loops on a command
@@ -264,7 +264,7 @@ static void test_oracle_and_exploit(rlvr_task_pool *pool, rlvr_sandbox_host *hos
     rlvr_harness_options_default(&opt);
     opt.host = host;
     opt.repetition = (rlvr_repetition_config){.enabled = true, .window = 1024, .ngram = 48, .max_repeats = 2};
-    opt.tool_threads = true;
+    opt.overlap_tools = true;
     CHECK_OK(rlvr_harness_run(s, tok, &opt, jobs, n));
 
     /* the same jobs with the tools run between decode steps: the same records */
@@ -276,7 +276,7 @@ static void test_oracle_and_exploit(rlvr_task_pool *pool, rlvr_sandbox_host *hos
         same[i].script = play;
         same[i].script_arg = &scripts[i];
     }
-    opt.tool_threads = false;
+    opt.overlap_tools = false;
     CHECK_OK(rlvr_harness_run(s, tok, &opt, same, n));
     for (int i = 0; i < n; i++) {
         const rlvr_rollout *a = &jobs[i].record, *b = &same[i].record;
@@ -658,7 +658,7 @@ static void test_bad_arguments(rlvr_task_pool *pool) {
 }
 
 /* Tool calls of different rollouts overlap: four rollouts that each sleep
- * twice for 0.4 s spend about 0.8 s in tools with worker threads, 3.2 s
+ * twice for 0.4 s spend about 0.8 s in tools with the event loop, 3.2 s
  * without. */
 static void test_tools_overlap(rlvr_task_pool *pool, rlvr_sandbox_host *host) {
     const rlvr_task *bug = NULL;
@@ -684,7 +684,7 @@ static void test_tools_overlap(rlvr_task_pool *pool, rlvr_sandbox_host *host) {
         rlvr_harness_options opt;
         rlvr_harness_options_default(&opt);
         opt.host = host;
-        opt.tool_threads = threads;
+        opt.overlap_tools = threads;
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         CHECK_OK(rlvr_harness_run(s, tok, &opt, jobs, 4));
