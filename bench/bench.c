@@ -8,5 +8,6 @@ const rlvr_bench rlvr_benches[] = {
     {"io", rlvr_bench_io},
     {"enclave", rlvr_bench_enclave},
     {"harness", rlvr_bench_harness},
+    {"pipeline", rlvr_bench_pipeline},
     {NULL, NULL},
 };

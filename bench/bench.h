@@ -23,6 +23,7 @@ int rlvr_bench_policy(const rlvr_bench_options *opt);
 int rlvr_bench_io(const rlvr_bench_options *opt);
 int rlvr_bench_enclave(const rlvr_bench_options *opt);
 int rlvr_bench_harness(const rlvr_bench_options *opt);
+int rlvr_bench_pipeline(const rlvr_bench_options *opt);
 
 /* Terminated by {NULL}. Defined in bench/bench.c. */
 extern const rlvr_bench rlvr_benches[];

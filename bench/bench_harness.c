@@ -43,6 +43,7 @@
  *
  * Prints one JSON object per run, then a table. */
 #include "bench/bench.h"
+#include "bench/latency.h"
 #include "core/error.h"
 #include "core/rng.h"
 #include "core/sys.h"
@@ -68,10 +69,7 @@ typedef struct {
 static const sizes QUICK = {64, 2, 5, 64, 0.25, 0.020, 1.0, 16, 128};
 static const sizes FULL = {128, 2, 6, 96, 0.25, 0.050, 1.0, 32, 256};
 
-typedef struct {
-    uint64_t seed;
-    double median_s, sigma, cap_s;
-} latency_law;
+typedef rlvr_latency_law latency_law; /* bench/latency.h, shared with bench_pipeline.c */
 
 /* One run's figures. */
 typedef struct {
@@ -96,11 +94,7 @@ typedef struct {
 /* ---- latency -------------------------------------------------------------------------- */
 
 static double draw_latency(const latency_law *law, uint32_t step, uint32_t sequence, int32_t turn) {
-    double u1 = rlvr_rng_uniform(law->seed, RLVR_RNG_TEST, step, sequence, 2u * (uint32_t)turn);
-    double u2 = rlvr_rng_uniform(law->seed, RLVR_RNG_TEST, step, sequence, 2u * (uint32_t)turn + 1u);
-    double z = sqrt(-2.0 * log(1.0 - u1)) * cos(2.0 * 3.14159265358979323846 * u2);
-    double l = law->median_s * exp(law->sigma * z);
-    return l < law->cap_s ? l : law->cap_s;
+    return rlvr_latency_draw(law, step, sequence, turn);
 }
 
 static double latency_hook(void *arg, const rlvr_harness_job *job, int32_t turn) {

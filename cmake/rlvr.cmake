@@ -42,3 +42,24 @@ function(rlvr_test name)
     set_tests_properties(${name} PROPERTIES LABELS "${T_LABELS}")
   endif()
 endfunction()
+
+# Compiles text files into C strings an installed rlvr needs without its
+# source tree: ${CMAKE_CURRENT_BINARY_DIR}/<out> gets one
+# `static const char <prefix><file name without .in>[] = "...";` per file
+# (as a C identifier), regenerated whenever a file changes. file(READ), not
+# file(STRINGS): the latter splits at non-ASCII bytes.
+function(rlvr_embed_texts out prefix)
+  set(inc "")
+  foreach(path IN LISTS ARGN)
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${path})
+    file(READ ${path} text)
+    string(REPLACE "\\" "\\\\" text "${text}")
+    string(REPLACE "\"" "\\\"" text "${text}")
+    string(REPLACE "\n" "\\n\"\n\"" text "${text}")
+    get_filename_component(name ${path} NAME)
+    string(REGEX REPLACE "\\.in$" "" name "${name}")
+    string(MAKE_C_IDENTIFIER "${prefix}${name}" id)
+    string(APPEND inc "static const char ${id}[] =\n\"${text}\";\n")
+  endforeach()
+  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/${out} "${inc}")
+endfunction()

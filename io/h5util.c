@@ -857,6 +857,26 @@ int rlvr_mkdir_p(const char *path) {
     return 0;
 }
 
+int rlvr_h5_write_atomic(const char *path, const char *what, rlvr_h5_fill_fn fill, const void *arg) {
+    char part[4200];
+    if ((size_t)snprintf(part, sizeof part, "%s.part", path) >= sizeof part)
+        return RLVR_FAIL(RLVR_EINVAL, "%s path too long: %s", what, path);
+    rlvr_h5_init();
+    hid_t f;
+    RLVR_TRY(rlvr_h5_file_create(&f, part, false));
+    int rc = fill(f, arg);
+    if (rc == 0 && H5Fclose(f) < 0) rc = RLVR_H5_FAIL("closing %s", part);
+    else if (rc < 0) rlvr_h5_close(&f);
+    if (rc == 0) rc = rlvr_fsync_path(part);
+    if (rc == 0 && rename(part, path) != 0) rc = rlvr_error_errno_at(__FILE__, __LINE__, "renaming %s", part);
+    if (rc == 0) rc = rlvr_fsync_parent_dir(path);
+    if (rc < 0) {
+        unlink(part);
+        return rlvr_error_wrap(rc, "writing %s %s", what, path);
+    }
+    return 0;
+}
+
 int rlvr_write_file_atomic(const char *path, const char *text) {
     char tmp[4096];
     if ((size_t)snprintf(tmp, sizeof tmp, "%s.part", path) >= sizeof tmp)

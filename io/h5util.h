@@ -183,6 +183,13 @@ int rlvr_fsync_parent_dir(const char *path);
 int rlvr_mkdir_p(const char *path);
 /* Writes `text` to path atomically: path.part, fsync, rename, fsync dir. */
 int rlvr_write_file_atomic(const char *path, const char *text);
+
+/* Writes a new HDF5 file atomically: creates path.part (HDF5 1.8 format),
+ * lets `fill` write its contents, closes it, fsyncs, renames it over `path`
+ * and fsyncs the directory. On any failure the part file is removed and the
+ * error is wrapped with "writing <what> <path>". */
+typedef int (*rlvr_h5_fill_fn)(hid_t file, const void *arg);
+int rlvr_h5_write_atomic(const char *path, const char *what, rlvr_h5_fill_fn fill, const void *arg);
 /* Current UTC time as "YYYY-MM-DDTHH:MM:SSZ". */
 void rlvr_utc_now(char *buf, size_t cap);
 

@@ -319,23 +319,10 @@ static int write_contents(hid_t f, const rlvr_manifest *m) {
     return write_slurm(f, m->slurm, m->n_slurm);
 }
 
+static int fill_manifest(hid_t f, const void *arg) { return write_contents(f, arg); }
+
 int rlvr_manifest_write(const rlvr_manifest *m, const char *path) {
-    char part[4200];
-    if ((size_t)snprintf(part, sizeof part, "%s.part", path) >= sizeof part)
-        return RLVR_FAIL(RLVR_EINVAL, "manifest path too long: %s", path);
-    hid_t f;
-    RLVR_TRY(rlvr_h5_file_create(&f, part, false));
-    int rc = write_contents(f, m);
-    if (rc == 0 && H5Fclose(f) < 0) rc = RLVR_H5_FAIL("closing %s", part);
-    else if (rc < 0) rlvr_h5_close(&f);
-    if (rc == 0) rc = rlvr_fsync_path(part);
-    if (rc == 0 && rename(part, path) != 0) rc = rlvr_error_errno_at(__FILE__, __LINE__, "renaming %s", part);
-    if (rc == 0) rc = rlvr_fsync_parent_dir(path);
-    if (rc < 0) {
-        unlink(part);
-        return rlvr_error_wrap(rc, "writing manifest %s", path);
-    }
-    return 0;
+    return rlvr_h5_write_atomic(path, "manifest", fill_manifest, m);
 }
 
 /* ---- reading ---------------------------------------------------------------- */

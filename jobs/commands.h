@@ -41,9 +41,15 @@ int rlvr_cmd_inspect(int argc, char **argv);
 int rlvr_cmd_tasks(int argc, char **argv);
 int rlvr_cmd_rollout(int argc, char **argv);
 int rlvr_cmd_eval(int argc, char **argv);
+int rlvr_cmd_sweep(int argc, char **argv);
 int rlvr_cmd_agent(int argc, char **argv);
 int rlvr_cmd_sft(int argc, char **argv);
 int rlvr_cmd_train(int argc, char **argv);
 int rlvr_cmd_quickstart(int argc, char **argv);
+int rlvr_cmd_submit(int argc, char **argv);
+int rlvr_cmd_status(int argc, char **argv);
+int rlvr_cmd_cancel(int argc, char **argv);
+int rlvr_cmd_report(int argc, char **argv);
+int rlvr_cmd_gate(int argc, char **argv);
 
 #endif

@@ -10,6 +10,7 @@
 #include "eval/eval.h"
 #include "io/checkpoint.h"
 #include "jobs/commands.h"
+#include "jobs/evalcommon.h"
 #include "jobs/schemas.h"
 
 #include <errno.h>
@@ -133,18 +134,7 @@ typedef struct {
 } eval_state;
 
 static int load_pool(eval_state *st, const eval_args *a) {
-    RLVR_TRY(rlvr_task_pool_load(&st->pool, a->pool));
-    RLVR_TRY(rlvr_task_pool_check_splits(st->pool));
-    if (!a->unchecked) {
-        char path[4096];
-        rlvr_pool_manifest_default_path(path, sizeof path, a->pool);
-        int rc = rlvr_pool_manifest_load(&st->manifest, a->manifest ? a->manifest : path, st->pool);
-        if (rc == RLVR_EIO)
-            return rlvr_error_wrap(rc, "the pool has no validation manifest: run `rlvr tasks check %s` first, or "
-                                       "pass --unchecked",
-                                   a->pool);
-        RLVR_TRY(rc);
-    }
+    RLVR_TRY(rlvr_evaljob_load_pool(&st->pool, &st->manifest, a->pool, a->manifest, a->unchecked));
     return rlvr_eval_tasks_from_pool(&st->tasks, &st->n_tasks, st->pool, st->manifest,
                                      a->all_splits ? NULL : &a->split, (size_t)a->limit);
 }
@@ -152,42 +142,15 @@ static int load_pool(eval_state *st, const eval_args *a) {
 /* The model of checkpoint i; the first one's stored configuration is kept
  * when no --config is given. */
 static int load_checkpoint(eval_state *st, const eval_args *a, int i) {
-    rlvr_checkpoint *ck = NULL;
-    RLVR_TRY(rlvr_checkpoint_open(&ck, a->checkpoints[i]));
-    st->info[i] = *rlvr_checkpoint_info_of(ck);
-    st->info[i].config_text = "";
-    int rc = rlvr_checkpoint_load_model(ck, &st->models[i]);
-    const char *text = rlvr_checkpoint_info_of(ck)->config_text;
-    if (rc == 0 && i == 0 && !a->config && text && text[0]) {
-        rc = rlvr_config_parse(&st->cfg, text, a->checkpoints[0], rlvr_all_config_schemas);
-        if (rc < 0)
-            rc = rlvr_error_wrap(rc, "the configuration stored in %s (give the run's with --config)", a->checkpoints[0]);
-    }
-    rlvr_checkpoint_close(ck);
-    if (rc == 0) rc = rlvr_tokenizer_check_model(st->tok, rlvr_model_config_of(st->models[i]));
-    return rc < 0 ? rlvr_error_wrap(rc, "checkpoint %s", a->checkpoints[i]) : 0;
-}
-
-static void progress(void *arg, const rlvr_eval_progress *p) {
-    double *last = arg;
-    if (p->tasks_done < p->tasks_total && p->elapsed_s - *last < 2.0) return;
-    *last = p->elapsed_s;
-    fprintf(stderr, "eval: %zu/%zu tasks, passed %lld of %lld scored (%.1f %%), infra %lld, %.2f rollouts/s, %.0f s\n",
-            p->tasks_done, p->tasks_total, (long long)p->passed, (long long)p->scored,
-            p->scored ? 100.0 * (double)p->passed / (double)p->scored : 0.0, (long long)p->infra, p->rollouts_per_s,
-            p->elapsed_s);
+    return rlvr_evaljob_load_checkpoint(a->checkpoints[i], st->tok, &st->models[i], &st->info[i],
+                                        i == 0 && !a->config ? &st->cfg : NULL);
 }
 
 static int options_for(rlvr_eval_options *o, const eval_state *st, const eval_args *a, double *last) {
-    rlvr_eval_options_default(o);
-    if (st->cfg) RLVR_TRY(rlvr_eval_options_from_config(o, st->cfg));
-    o->samples = (int32_t)a->samples;
-    o->sampler.seed = a->seed;
+    RLVR_TRY(rlvr_evaljob_options(o, st->cfg, (int32_t)a->samples, a->seed, last));
     if (a->temperature > 0) o->sampler.temperature = (float)a->temperature;
     if (a->kv_slots > 0) o->sampler.kv_slots = (int32_t)a->kv_slots;
     if (a->consensus > 0) o->consensus_runs = (int)a->consensus;
-    o->progress = progress;
-    o->progress_arg = last;
     return 0;
 }
 

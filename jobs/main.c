@@ -25,8 +25,14 @@ const rlvr_command rlvr_commands[] = {
     {"agent", "--task SPEC [--checkpoint C] [--verify]", "run the policy on one task, printing each turn as it happens", rlvr_cmd_agent},
     {"sft", "CONFIG [--out DIR] [--resume]", "supervised bootstrap on demonstrations (reference solutions via the tools)", rlvr_cmd_sft},
     {"eval", "--checkpoint C [--checkpoint C2] --pool POOL [--json]", "pass@1 / pass@k / pass^k of checkpoints on held-out tasks, paired difference", rlvr_cmd_eval},
-    {"train", "CONFIG [--out DIR] [--resume]", "GRPO with verifiable rewards (after sft)", rlvr_cmd_train},
+    {"train", "CONFIG [--out DIR] [--resume] [--until-step N]", "GRPO with verifiable rewards (after sft)", rlvr_cmd_train},
     {"quickstart", "[--out DIR] [--config F]", "the embedded default end to end: pool, SFT, RL, held-out evaluation", rlvr_cmd_quickstart},
+    {"sweep", "--checkpoints GLOB --pool POOL --samples N [--shards S] [--local]", "evaluate many checkpoints as a Slurm job array (or --local): pass@k per checkpoint and family", rlvr_cmd_sweep},
+    {"gate", "--candidate C --baseline B [--pool P] [--promote DIR]", "release gate: held-out target, regression suite, tool-call compliance; promote or reject", rlvr_cmd_gate},
+    {"report", "RUN [--out FILE.html] [--sweep DIR]", "one self-contained HTML page of a run's metrics, gates and sweeps (SVG charts)", rlvr_cmd_report},
+    {"submit", "CONFIG [--out RUNDIR] [--dry-run]", "the run as a Slurm chain: SFT, RL segments, a gate after each", rlvr_cmd_submit},
+    {"status", "RUNDIR", "a run's Slurm chain: job states, markers, checkpoints, last metrics", rlvr_cmd_status},
+    {"cancel", "RUNDIR", "cancel the queued and running jobs of a run's Slurm chain", rlvr_cmd_cancel},
     {NULL, NULL, NULL, NULL},
 };
 

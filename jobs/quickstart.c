@@ -116,7 +116,31 @@ static void print_row(const char *name, const rlvr_eval_group *g) {
     printf("   compliance %.3f\n", g->compliance);
 }
 
-static int summarize(const rlvr_run *r, const rlvr_eval_result *sft, const rlvr_eval_result *rl, double minutes) {
+/* Wall seconds of each stage in this invocation (a resumed stage counts only
+ * what it did this time), for the progress log and summary.json. */
+enum { PHASE_POOL, PHASE_SFT, PHASE_RL, PHASE_EVAL_SFT, PHASE_EVAL_RL, PHASE_COUNT };
+static const char *const phase_names[PHASE_COUNT] = {"pool", "sft", "rl", "eval_sft", "eval_rl"};
+
+typedef struct {
+    double seconds[PHASE_COUNT];
+    double started;
+} phase_clock;
+
+static void phase_done(phase_clock *c, int phase) {
+    double now = rlvr_now();
+    c->seconds[phase] = now - c->started;
+    c->started = now;
+    fprintf(stderr, "quickstart: %s done in %.0f s\n", phase_names[phase], c->seconds[phase]);
+}
+
+static json_t *phase_json(const phase_clock *c) {
+    json_t *o = json_object();
+    for (int i = 0; o && i < PHASE_COUNT; i++) json_object_set_new(o, phase_names[i], json_real(c->seconds[i]));
+    return o;
+}
+
+static int summarize(const rlvr_run *r, const rlvr_eval_result *sft, const rlvr_eval_result *rl, double minutes,
+                     const phase_clock *clock) {
     rlvr_eval_comparison c;
     RLVR_TRY(rlvr_eval_compare(&c, sft, rl, NULL, 0.95, 2000));
     const rlvr_eval_group *gs = rlvr_eval_result_group(sft, "all"), *gr = rlvr_eval_result_group(rl, "all");
@@ -129,10 +153,13 @@ static int summarize(const rlvr_run *r, const rlvr_eval_result *sft, const rlvr_
            c.low > 0 ? "  — RL is better" : "");
     printf("\nrun directory: %s (summary.json, eval_sft.json, eval_rl.json, metrics.h5, checkpoints/, shards/)\n",
            r->io.run_dir);
-    json_t *j = json_pack("{s:f, s:f, s:f, s:f, s:f, s:i, s:i, s:f, s:s}", "sft_pass1", gs->pass_at[0].value,
+    printf("wall time: %.1f min (", minutes);
+    for (int i = 0; i < PHASE_COUNT; i++) printf("%s%s %.0f s", i ? ", " : "", phase_names[i], clock->seconds[i]);
+    printf(")\n");
+    json_t *j = json_pack("{s:f, s:f, s:f, s:f, s:f, s:i, s:i, s:f, s:o, s:s}", "sft_pass1", gs->pass_at[0].value,
                           "rl_pass1", gr->pass_at[0].value, "diff_mean", c.mean_diff, "diff_ci_low", c.low,
                           "diff_ci_high", c.high, "n_tasks", c.n_tasks, "samples_per_task", sft->samples,
-                          "wall_minutes", minutes, "run_dir", r->io.run_dir);
+                          "wall_minutes", minutes, "phase_seconds", phase_json(clock), "run_dir", r->io.run_dir);
     char path[RLVR_IO_PATH_CAP];
     int rc = j ? rlvr_run_path(path, sizeof path, r->io.run_dir, "summary.json") : RLVR_FAIL(RLVR_ENOMEM, "oom");
     if (rc == 0 && json_dump_file(j, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0)
@@ -151,18 +178,25 @@ static int quickstart(const char *out_dir, const char *config) {
     RLVR_TRY(rlvr_run_open(&r, cfg_path, out_dir));
     fprintf(stderr, "quickstart: run directory %s, configuration %s\n", out_dir, cfg_path);
     char sft_ck[RLVR_IO_PATH_CAP], rl_ck[RLVR_IO_PATH_CAP];
-    int rc = rlvr_sft_run(&r, true, sft_ck, sizeof sft_ck);
+    phase_clock clock = {.started = t0};
+    int rc = rlvr_run_pool(&r, true); /* built once; SFT and RL reuse it */
+    if (rc == 0) phase_done(&clock, PHASE_POOL);
+    if (rc == 0) rc = rlvr_sft_run(&r, true, sft_ck, sizeof sft_ck);
+    if (rc == 0) phase_done(&clock, PHASE_SFT);
     rlvr_trainer *t = NULL;
     if (rc == 0) rc = rlvr_trainer_new(&t, &r, true);
     if (rc == 0) rc = rlvr_trainer_run(t);
     rlvr_trainer_free(t);
     if (rc == 0) rc = rlvr_checkpoint_latest(r.io.checkpoint_dir, rl_ck, sizeof rl_ck);
+    if (rc == 0) phase_done(&clock, PHASE_RL);
     rlvr_eval_result *sft = NULL, *rl = NULL;
     if (rc == 0) rc = evaluate(&r, sft_ck, "SFT", &sft);
     if (rc == 0) rc = save_eval(&r, "eval_sft.json", sft);
+    if (rc == 0) phase_done(&clock, PHASE_EVAL_SFT);
     if (rc == 0) rc = evaluate(&r, rl_ck, "RL", &rl);
     if (rc == 0) rc = save_eval(&r, "eval_rl.json", rl);
-    if (rc == 0) rc = summarize(&r, sft, rl, (rlvr_now() - t0) / 60.0);
+    if (rc == 0) phase_done(&clock, PHASE_EVAL_RL);
+    if (rc == 0) rc = summarize(&r, sft, rl, (rlvr_now() - t0) / 60.0, &clock);
     rlvr_eval_result_free(sft);
     rlvr_eval_result_free(rl);
     rlvr_run_close(&r);

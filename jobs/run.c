@@ -98,15 +98,11 @@ static int cross_checks(rlvr_run *r) {
                                  "%lld is below [harness] max_policy_tokens = %lld: a rollout the harness allows "
                                  "could not be scored; make them equal",
                                  (long long)r->rl.reward.max_tokens, (long long)r->harness.budgets.policy_tokens);
-    if (r->rl.grpo.objective.kl_beta > 0)
-        return rlvr_config_error(cfg, "grpo", "kl_beta",
-                                 "the reference model for the KL term is not implemented yet; use kl_beta = 0");
-    if (r->train.max_staleness > 0)
-        return rlvr_config_error(cfg, "train", "max_staleness",
-                                 "bounded-async training is not implemented yet; use 0 (synchronous)");
     if (r->rl.credit.mc)
         return rlvr_config_error(cfg, "credit", "mode",
-                                 "Monte-Carlo turn credit is not implemented in the trainer yet; use outcome");
+                                 "Monte-Carlo turn credit is not implemented in the trainer yet: it needs K "
+                                 "continuations forked from the sandbox state at a turn boundary, and the harness "
+                                 "runs a rollout only from its prompt (docs/RL.md \"Turn credit\"); use outcome");
     return 0;
 }
 

@@ -2,7 +2,9 @@
 
 #include "enclave/config.h"
 #include "envs/config.h"
+#include "eval/gate.h"
 #include "io/config.h"
+#include "jobs/chain.h"
 #include "mpi/layout.h"
 #include "policy/model_config.h"
 #include "policy/sampler.h"
@@ -24,5 +26,7 @@ const rlvr_config_key *const rlvr_all_config_schemas[] = {
     rlvr_sft_config_keys,
     rlvr_train_config_keys,
     rlvr_quickstart_config_keys,
+    rlvr_gate_config_keys,
+    rlvr_slurm_config_keys,
     NULL,
 };

@@ -1,5 +1,7 @@
-/* jobs/train_dist.c — `rlvr train` over MPI ranks, synchronous mode
- * (jobs/train_dist.h; the messages are in docs/WIRE.md "Training protocol").
+/* jobs/train_dist.c — `rlvr train` over MPI ranks (jobs/train_dist.h; the
+ * messages are in docs/WIRE.md "Training protocol"). Synchronous mode first;
+ * bounded-async mode (the "async" sections) keeps the same roles and
+ * messages without step boundaries (docs/WIRE.md "Bounded-async mode").
  *
  * Leader (world rank 0): rlvr_trainer_run with two hooks.
  *   generate   splits the round's jobs into groups (consecutive jobs of one
@@ -30,12 +32,15 @@
 #include "jobs/commands.h"
 #include "jobs/train.h"
 #include "jobs/verifiers.h"
+#include "mpi/admission.h"
 #include "mpi/check.h"
 #include "mpi/layout.h"
 #include "mpi/queue.h"
 #include "mpi/roles.h"
 #include "mpi/weights.h"
 #include "mpi/wire.h"
+
+#include "mpi/reduce.h"
 
 #include <mpi.h>
 #include <stdint.h>
@@ -45,10 +50,19 @@
 #include <time.h>
 
 #define DIST_MAX_PENDING 64 /* sends in flight per rank */
+#define ASYNC_POLL_US 500   /* async mode: sleep between polls when there is nothing to do */
 #define NOT_STOPPED INT64_MIN /* no STOP from the leader yet */
+
+typedef struct flight flight; /* async mode: a group handed out and not yet taken */
+
+#define DIST_HOST_CAP 256
 
 typedef struct {
     rlvr_run *run;
+    char (*host_names)[DIST_HOST_CAP]; /* leader: every rank's host, world-rank order (the manifest) */
+    const char **hosts;                /* leader: views of host_names */
+    const rlvr_train_simulation *sim; /* benchmarks: environment delays on rollout ranks; NULL: none */
+    bool async;                       /* [train] max_staleness > 0 */
     rlvr_mpi_roles roles;
     rlvr_mpi_queue *queue;
     rlvr_weights *weights; /* leader: source; rollout rank: replica; NULL on verifier ranks */
@@ -60,6 +74,19 @@ typedef struct {
     rlvr_trainer *trainer;
     int64_t published; /* weights version the rollout ranks hold; -1 = none yet */
     int64_t next_job;  /* jobs handed out so far: a group's id is the run index of its first job */
+    /* leader, async mode */
+    rlvr_admission adm;   /* the Δv gate, counted over the job */
+    flight **flights;     /* handed out, not yet taken by the trainer, in hand-out order */
+    int n_flights, cap_flights;
+    int64_t finished;     /* groups finished so far (a flight's finish order) */
+    int64_t *outstanding; /* (R) rollouts handed to rollout rank i whose record has not arrived */
+    int64_t draw_version; /* trainer version of the draws counted by draw_round / draw_groups */
+    uint32_t draw_round, draw_groups;
+    /* data-parallel trainer ranks ([layout] trainer > 1) */
+    rlvr_trainer *replica; /* non-leader trainer rank: its trainer */
+    char *update_buf;      /* the step's batch as broadcast (native byte order: one binary) */
+    size_t update_cap, update_len;
+    int64_t replica_checks; /* steps after which the trainer ranks' weights were compared (and equal) */
 } dist;
 
 static void sleep_us(long us) {
@@ -338,6 +365,366 @@ static _Noreturn void leader_abort(dist *d, int rc) {
     exit(code);
 }
 
+/* ---- leader, bounded-async mode ------------------------------------------------------------- */
+
+/* A group handed out: its jobs fill as records and verdicts arrive. */
+struct flight {
+    int64_t id;        /* group_id on the wire: the run index of its first rollout */
+    int32_t task, G;   /* train-split index, group size */
+    size_t pool_index;
+    int rank;          /* world rank of the rollout rank generating it */
+    int missing;       /* records and verdicts still to come */
+    int64_t finished;  /* finish order (0: still missing some) */
+    uint8_t *have;     /* (G) bit 0: record arrived, bit 1: verdict arrived */
+    rlvr_verdict_msg *verdicts; /* (G) */
+    rlvr_harness_job *jobs;     /* (G) */
+};
+
+static void flight_free(flight *f) {
+    if (!f) return;
+    for (int k = 0; f->jobs && k < f->G; k++) rlvr_harness_job_clear(&f->jobs[k]);
+    free(f->have), free(f->verdicts), free(f->jobs), free(f);
+}
+
+static void flights_free(dist *d) {
+    for (int i = 0; i < d->n_flights; i++) flight_free(d->flights[i]);
+    free(d->flights), free(d->outstanding);
+    d->flights = NULL, d->outstanding = NULL, d->n_flights = d->cap_flights = 0;
+}
+
+static void flight_remove(dist *d, int i) {
+    flight_free(d->flights[i]);
+    memmove(d->flights + i, d->flights + i + 1, (size_t)(d->n_flights - i - 1) * sizeof *d->flights);
+    d->n_flights--;
+}
+
+/* Groups kept handed out and not yet taken: Δv_max steps' worth. The
+ * trainer takes a step's worth per step, so by Little's law a group waits
+ * about Δv_max steps from hand-out to use: the ranks never run dry, and most
+ * groups arrive within the bound. */
+static int async_target(const dist *d) {
+    return (int)(d->run->train.max_staleness * d->run->rl.grpo.groups_per_step);
+}
+
+/* The rollout rank with the fewest rollouts outstanding. */
+static int least_loaded(const dist *d) {
+    int best = 0;
+    for (int i = 1; i < d->roles.layout.rollout; i++)
+        if (d->outstanding[i] < d->outstanding[best]) best = i;
+    return best;
+}
+
+static int hand_out_group(dist *d, int32_t task, int32_t G, size_t pool_index, int64_t version) {
+    if (d->n_flights == d->cap_flights) {
+        int cap = d->cap_flights ? 2 * d->cap_flights : 32;
+        flight **p = realloc(d->flights, (size_t)cap * sizeof *p);
+        if (!p) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+        d->flights = p, d->cap_flights = cap;
+    }
+    flight *f = calloc(1, sizeof *f);
+    if (!f) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    f->have = calloc((size_t)G, 1), f->verdicts = calloc((size_t)G, sizeof *f->verdicts);
+    f->jobs = calloc((size_t)G, sizeof *f->jobs);
+    if (!f->have || !f->verdicts || !f->jobs) {
+        flight_free(f);
+        return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    }
+    int r = least_loaded(d);
+    *f = (flight){.id = d->next_job, .task = task, .G = G, .pool_index = pool_index, .missing = 2 * G,
+                  .rank = world_rank(d, RLVR_ROLE_ROLLOUT, r), .have = f->have, .verdicts = f->verdicts,
+                  .jobs = f->jobs};
+    d->flights[d->n_flights++] = f;
+    /* sampling keys: the next step, and a sequence block per group drawn for it (as one process) */
+    uint32_t step = (uint32_t)version + 1, sequence = d->draw_groups++ * 1024u;
+    const rlvr_task *t = rlvr_trainer_task(d->trainer, task);
+    for (int k = 0; k < G; k++) f->jobs[k] = (rlvr_harness_job){.task = t, .step = step, .sequence = sequence + (uint32_t)k};
+    rlvr_work_item w = {.task_index = (int64_t)pool_index, .group_id = f->id, .group_size = G, .step = step,
+                        .policy_version = version, .seed = d->run->sampler.seed, .sample_sequence = sequence};
+    snprintf(w.task_id, sizeof w.task_id, "%s", t->id);
+    d->next_job += G;
+    d->outstanding[r] += G;
+    RLVR_TRY(rlvr_wire_encode_work(&d->out, &w));
+    return send_out(d, f->rank, RLVR_MSG_WORK);
+}
+
+/* Hands out groups until at least max(target, need) are out and not taken. */
+static int top_up(dist *d, int need) {
+    int want = async_target(d) > need ? async_target(d) : need, n = want - d->n_flights;
+    if (n <= 0) return 0;
+    int64_t version = rlvr_trainer_version(d->trainer);
+    if (version != d->draw_version) d->draw_version = version, d->draw_round = 0, d->draw_groups = 0;
+    int32_t *task = malloc((size_t)n * sizeof *task), *G = malloc((size_t)n * sizeof *G);
+    size_t *pool_index = malloc((size_t)n * sizeof *pool_index);
+    int rc = task && G && pool_index ? 0 : RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    if (rc == 0) rc = rlvr_trainer_draw(d->trainer, n, d->draw_round++, task, G, pool_index);
+    for (int i = 0; rc == 0 && i < n; i++) rc = hand_out_group(d, task[i], G[i], pool_index[i], version);
+    free(task), free(G), free(pool_index);
+    return rc;
+}
+
+/* Starts broadcasting the trainer's weights when the rollout ranks do not
+ * have (or get) them yet and no broadcast is in flight: every rank ends up
+ * with the newest version, skipping those that came and went meanwhile. */
+static int publish_latest(dist *d) {
+    int64_t version = rlvr_trainer_version(d->trainer);
+    if (version == d->published) return 0;
+    bool idle = true;
+    if (d->published >= 0) RLVR_TRY(rlvr_weights_publish_test(d->weights, &idle));
+    if (!idle) return 0;
+    /* the weights are only read: rlvr_model_params has no const variant */
+    RLVR_TRY(rlvr_weights_publish_start(d->weights, rlvr_model_params((rlvr_model *)rlvr_trainer_model(d->trainer)),
+                                        version));
+    d->published = version;
+    return 0;
+}
+
+static flight *find_flight(const dist *d, int64_t id) {
+    for (int i = 0; i < d->n_flights; i++)
+        if (d->flights[i]->id == id) return d->flights[i];
+    return NULL;
+}
+
+static void flight_arrived(dist *d, flight *f) {
+    if (--f->missing == 0) f->finished = ++d->finished;
+}
+
+static int async_record(dist *d) {
+    rlvr_wire_job_info info;
+    RLVR_TRY(rlvr_wire_decode_job_record(&d->rec, &info, NULL, d->msg.body.data, d->msg.body.len));
+    flight *f = find_flight(d, d->rec.group_id);
+    int k = d->rec.rollout_index;
+    if (!f || k < 0 || k >= f->G || (f->have[k] & 1) || d->msg.source != f->rank)
+        return rlvr_error_set(RLVR_EFORMAT, "world rank %d sent a record for group %lld rollout %d, which is not "
+                                            "awaited from it",
+                              d->msg.source, (long long)d->rec.group_id, k);
+    rlvr_harness_job *job = &f->jobs[k];
+    if (d->rec.sample_sequence != job->sequence || strcmp(d->rec.task_id, job->task->id) != 0 ||
+        d->rec.policy_version < 0 || d->rec.policy_version > d->published)
+        return rlvr_error_set(RLVR_EFORMAT,
+                              "world rank %d sent a record (task %s, sequence %u, version %lld) for the job of task "
+                              "%s, sequence %u, generated by weights up to version %lld",
+                              d->msg.source, d->rec.task_id, d->rec.sample_sequence, (long long)d->rec.policy_version,
+                              job->task->id, job->sequence, (long long)d->published);
+    rlvr_rollout empty = job->record;
+    job->record = d->rec;
+    d->rec = empty;
+    job->record.group_id = 0, job->record.rollout_index = 0;
+    job->calls = info.calls, job->calls_parsed = info.calls_parsed;
+    job->public_tests_changed = info.public_tests_changed, job->patch_reason = info.patch_reason;
+    f->have[k] |= 1;
+    for (int i = 0; i < d->roles.layout.rollout; i++)
+        if (world_rank(d, RLVR_ROLE_ROLLOUT, i) == f->rank) d->outstanding[i]--;
+    flight_arrived(d, f);
+    return 0;
+}
+
+static int async_verdict(dist *d) {
+    rlvr_verdict_msg v;
+    RLVR_TRY(rlvr_wire_decode_verdict(&v, d->msg.body.data, d->msg.body.len));
+    flight *f = find_flight(d, v.group_id);
+    int k = v.rollout_index;
+    if (!f || k < 0 || k >= f->G || (f->have[k] & 2) || d->msg.source != verifier_of(d, f->id + k))
+        return rlvr_error_set(RLVR_EFORMAT, "world rank %d sent a verdict for group %lld rollout %d, which is not "
+                                            "awaited from it",
+                              d->msg.source, (long long)v.group_id, k);
+    f->verdicts[k] = v;
+    f->have[k] |= 2;
+    flight_arrived(d, f);
+    return 0;
+}
+
+/* A control message from another rank: a caught signal (stop at the next
+ * step boundary) or, while shutting down, DONE (counted in *done). */
+static int async_control(dist *d, int *done) {
+    rlvr_control_msg c;
+    RLVR_TRY(rlvr_wire_decode_control(&c, d->msg.body.data, d->msg.body.len));
+    if (c.what == RLVR_CONTROL_SIGNAL) {
+        if (!rlvr_run_stop_flag) {
+            rlvr_run_stop_flag = (int)c.step;
+            fprintf(stderr, "train: world rank %d caught signal %lld: stopping after this step\n", d->msg.source,
+                    (long long)c.step);
+        }
+        return 0;
+    }
+    if (c.what == RLVR_CONTROL_DONE && done) {
+        (*done)++;
+        return 0;
+    }
+    return rlvr_error_set(RLVR_EFORMAT, "the leader got control %d from world rank %d, which it does not expect",
+                          (int)c.what, d->msg.source);
+}
+
+static int async_message(dist *d) {
+    switch (d->msg.kind) {
+    case RLVR_MSG_RECORD: return async_record(d);
+    case RLVR_MSG_VERDICT: return async_verdict(d);
+    case RLVR_MSG_CONTROL: return async_control(d, NULL);
+    default:
+        return rlvr_error_set(RLVR_EFORMAT, "the leader got an unexpected %s message from world rank %d",
+                              rlvr_msg_kind_name(d->msg.kind), d->msg.source);
+    }
+}
+
+/* The error when nothing arrives: what the groups in flight miss, by rank. */
+static int async_missing_error(const dist *d) {
+    char list[1024] = "";
+    size_t at = 0;
+    for (int w = 1; w < d->roles.world_size && at < sizeof list; w++) {
+        int n = 0;
+        for (int i = 0; i < d->n_flights; i++)
+            for (int k = 0; k < d->flights[i]->G; k++) {
+                const flight *f = d->flights[i];
+                n += (!(f->have[k] & 1) && f->rank == w) + (!(f->have[k] & 2) && verifier_of(d, f->id + k) == w);
+            }
+        if (!n) continue;
+        rlvr_rank_role role = RLVR_ROLE_TRAINER;
+        rlvr_layout_role_of(&d->roles.layout, w, &role, NULL);
+        int k = snprintf(list + at, sizeof list - at, "%s %d %s from %s world rank %d", at ? ";" : "", n,
+                         role == RLVR_ROLE_ROLLOUT ? "records" : "verdicts", rlvr_role_name(role), w);
+        at = k > 0 ? at + (size_t)k : at;
+    }
+    return rlvr_error_set(RLVR_ELIMIT, "nothing arrived for %.0f s ([layout] timeout_s) with %d groups in flight:%s. "
+                                       "A rank died or hangs",
+                          d->timeout_s, d->n_flights, list);
+}
+
+/* The admission gate on a finished group: all its rollouts come from one
+ * harness call (one version); the group is admitted only when every one of
+ * them is, else dropped whole (GRPO advantages need the whole group). */
+static int admit(dist *d, int i, step_stats *s, int32_t *got) {
+    flight *f = d->flights[i];
+    int64_t v = rlvr_trainer_version(d->trainer), lag = 0, worst = 0;
+    bool all = true;
+    for (int k = 0; k < f->G; k++) {
+        bool ok = false;
+        int rc = rlvr_admission_check(&d->adm, v, f->jobs[k].record.policy_version, &ok, &lag);
+        if (rc < 0)
+            return rlvr_error_set(RLVR_ESTATE, "a record of group %lld has policy version %lld, newer than the "
+                                               "trainer's %lld",
+                                  (long long)f->id, (long long)f->jobs[k].record.policy_version, (long long)v);
+        all &= ok;
+        worst = lag > worst ? lag : worst;
+    }
+    if (!all) {
+        s->stale_dropped += f->G;
+        flight_remove(d, i);
+        return 0;
+    }
+    if (worst > d->run->train.max_staleness) /* the gate's promise, checked where it matters */
+        return rlvr_error_set(RLVR_ESTATE, "admitted a group with Δv = %lld > [train] max_staleness = %lld",
+                              (long long)worst, (long long)d->run->train.max_staleness);
+    for (int k = 0; k < f->G; k++) {
+        rlvr_rollout *r = &f->jobs[k].record;
+        r->verdict = f->verdicts[k].verdict;
+        r->verdict_reason = f->verdicts[k].reason;
+        r->reward.outcome = f->verdicts[k].outcome;
+        r->timings.verify_s = f->verdicts[k].verify_s;
+        lag = v - r->policy_version;
+        s->admitted_lag[lag < RLVR_TRAIN_LAG_BINS - 1 ? lag : RLVR_TRAIN_LAG_BINS - 1]++;
+    }
+    RLVR_TRY(rlvr_trainer_put_group(d->trainer, f->task, f->jobs, f->G));
+    (*got)++;
+    flight_remove(d, i);
+    return 0;
+}
+
+/* The finished flight that finished first, or -1. */
+static int first_finished(const dist *d) {
+    int best = -1;
+    for (int i = 0; i < d->n_flights; i++)
+        if (d->flights[i]->finished && (best < 0 || d->flights[i]->finished < d->flights[best]->finished)) best = i;
+    return best;
+}
+
+/* rlvr_take_groups_fn: n admitted groups for the round, in finish order. */
+static int dist_take(void *ctx, int32_t n, step_stats *s) {
+    dist *d = ctx;
+    double t0 = rlvr_now(), heard = t0;
+    for (int32_t got = 0; got < n;) {
+        RLVR_TRY(publish_latest(d));
+        RLVR_TRY(top_up(d, n - got));
+        int i = first_finished(d);
+        if (i >= 0) {
+            RLVR_TRY(admit(d, i, s, &got));
+            continue;
+        }
+        bool arrived = false;
+        RLVR_TRY(rlvr_mpi_queue_poll(d->queue, MPI_ANY_SOURCE, RLVR_MSG_ANY, &d->msg, &arrived));
+        if (arrived) {
+            RLVR_TRY(async_message(d));
+            heard = rlvr_now();
+        } else if (rlvr_now() - heard > d->timeout_s) {
+            return async_missing_error(d);
+        } else {
+            sleep_us(ASYNC_POLL_US);
+        }
+    }
+    RLVR_TRY(top_up(d, 0)); /* work for the rollout ranks while the trainer updates */
+    s->generate_wall += rlvr_now() - t0;
+    return 0;
+}
+
+/* rlvr_after_update_fn (async): the new weights go out as soon as the
+ * previous broadcast is through; nobody waits for a step boundary. */
+static int dist_after_update_async(void *ctx, const rlvr_model *model, int64_t version) {
+    (void)model, (void)version;
+    return publish_latest(ctx);
+}
+
+/* Receives (and drops) until `want` ranks said DONE. */
+static int drain_until_done(dist *d, int want) {
+    double heard = rlvr_now();
+    for (int done = 0; done < want;) {
+        bool arrived = false;
+        RLVR_TRY(rlvr_mpi_queue_poll(d->queue, MPI_ANY_SOURCE, RLVR_MSG_ANY, &d->msg, &arrived));
+        if (arrived) {
+            heard = rlvr_now();
+            if (d->msg.kind == RLVR_MSG_CONTROL) RLVR_TRY(async_control(d, &done));
+        } else if (rlvr_now() - heard > d->timeout_s) {
+            return rlvr_error_set(RLVR_ELIMIT, "shutting down: %d of %d ranks did not finish within %.0f s "
+                                               "([layout] timeout_s)",
+                                  want - done, want, d->timeout_s);
+        } else {
+            sleep_us(ASYNC_POLL_US);
+        }
+    }
+    return 0;
+}
+
+/* The end in async mode: rollout ranks stop first (their last records and
+ * verdicts are drained and dropped: in-flight work is discarded), then the
+ * weights' stop header, then the verifier ranks. */
+static int async_shutdown(dist *d, int64_t reached) {
+    int64_t version = rlvr_trainer_version(d->trainer);
+    for (int i = 0; i < d->roles.layout.rollout; i++)
+        RLVR_TRY(send_control(d, world_rank(d, RLVR_ROLE_ROLLOUT, i), RLVR_CONTROL_STOP, reached, version));
+    RLVR_TRY(drain_until_done(d, d->roles.layout.rollout));
+    RLVR_TRY(rlvr_weights_publish_wait(d->weights, d->timeout_s, NULL));
+    RLVR_TRY(rlvr_weights_publish_stop(d->weights));
+    RLVR_TRY(rlvr_weights_publish_wait(d->weights, d->timeout_s, NULL));
+    for (int i = 0; i < d->roles.layout.verifier; i++)
+        RLVR_TRY(send_control(d, world_rank(d, RLVR_ROLE_VERIFIER, i), RLVR_CONTROL_STOP, reached, version));
+    for (int i = 1; i < d->roles.layout.trainer; i++)
+        RLVR_TRY(send_control(d, world_rank(d, RLVR_ROLE_TRAINER, i), RLVR_CONTROL_STOP, reached, version));
+    RLVR_TRY(drain_until_done(d, d->roles.layout.verifier + d->roles.layout.trainer - 1));
+    return rlvr_mpi_queue_flush(d->queue, d->timeout_s, NULL);
+}
+
+static void async_summary(const dist *d) {
+    const rlvr_admission *a = &d->adm;
+    fprintf(stderr, "train: admission (Δv_max %lld): %llu groups' rollouts arrived, %llu admitted, %llu dropped as "
+                    "stale, largest Δv %lld; by Δv:",
+            (long long)a->max_staleness, (unsigned long long)a->arrived, (unsigned long long)a->admitted,
+            (unsigned long long)a->dropped_stale, (long long)a->max_seen);
+    for (int b = 0; b < RLVR_STALENESS_BINS; b++)
+        if (a->histogram[b]) fprintf(stderr, " %d%s:%llu", b, b == RLVR_STALENESS_BINS - 1 ? "+" : "",
+                                     (unsigned long long)a->histogram[b]);
+    fprintf(stderr, "\n");
+}
+
+static void set_dp(dist *d, rlvr_trainer *t);
+static int bcast_state(dist *d, rlvr_trainer *t);
+
 static int lead(dist *d, bool resume) {
     rlvr_run *r = d->run;
     rlvr_trainer *t = NULL;
@@ -354,17 +741,46 @@ static int lead(dist *d, bool resume) {
         rlvr_trainer_free(t);
         return all;
     }
-    fprintf(stderr, "train: %d ranks: 1 trainer, %d verifier, %d rollout\n", d->roles.world_size,
-            d->roles.layout.verifier, d->roles.layout.rollout);
+    fprintf(stderr, "train: %d ranks: %d trainer, %d verifier, %d rollout\n", d->roles.world_size,
+            d->roles.layout.trainer, d->roles.layout.verifier, d->roles.layout.rollout);
     d->trainer = t;
+    const int ranks[3] = {d->roles.layout.trainer, d->roles.layout.verifier, d->roles.layout.rollout};
+    rlvr_trainer_set_ranks(t, ranks, d->hosts, d->roles.world_size);
+    if (d->roles.layout.trainer > 1) { /* data-parallel: every trainer rank starts from the leader's state */
+        set_dp(d, t);
+        rc = bcast_state(d, t);
+        if (rc < 0) leader_abort(d, rc);
+    }
     d->published = -1;
-    rlvr_trainer_set_hooks(t, dist_generate, d, dist_after_update, d);
+    if (d->async) {
+        d->outstanding = calloc((size_t)d->roles.layout.rollout, sizeof *d->outstanding);
+        rc = d->outstanding ? rlvr_admission_init(&d->adm, r->train.max_staleness)
+                            : RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+        if (rc < 0) leader_abort(d, rc);
+        d->draw_version = -1;
+        fprintf(stderr, "train: bounded-async, Δv_max = %lld: %d groups kept handed out\n",
+                (long long)r->train.max_staleness, async_target(d));
+        rlvr_trainer_set_async(t, dist_take, d, dist_after_update_async, d);
+    } else {
+        rlvr_trainer_set_hooks(t, dist_generate, d, dist_after_update, d);
+    }
     rc = rlvr_trainer_run(t);
     if (rc < 0) leader_abort(d, rc);
+    if (d->roles.layout.trainer > 1)
+        fprintf(stderr, "train: %d trainer ranks: weights identical on every rank after each of %lld updates\n",
+                d->roles.layout.trainer, (long long)d->replica_checks);
     code = rc == 1 ? RLVR_EXIT_STOPPED : RLVR_EXIT_OK;
     if (rc == 1)
         fprintf(stderr, "train: stopped by signal %d after a checkpoint; resume with --resume\n",
                 (int)rlvr_run_stop_flag);
+    if (d->async) {
+        async_summary(d);
+        rc = async_shutdown(d, rc == 1 ? rlvr_trainer_version(t) : r->stop_step);
+        if (rc < 0) leader_abort(d, rc);
+        flights_free(d);
+        rlvr_trainer_free(t);
+        return code;
+    }
     /* STOP carries the step reached (= the version, synchronous mode): the
      * other ranks exit with the same status */
     int64_t reached = rc == 1 ? d->published : r->stop_step;
@@ -379,6 +795,15 @@ static int lead(dist *d, bool resume) {
 
 /* ---- rollout rank --------------------------------------------------------------------------- */
 
+/* Async mode: a finished rollout waiting to be sent. */
+typedef struct {
+    rlvr_harness_job job;
+    rlvr_work_item item; /* its work item; the rollout is item.group_id + index */
+    int index;
+    int64_t version;     /* the weights version it was generated with */
+    double due;          /* rlvr_now() when it may be sent (simulated environment delay) */
+} held_job;
+
 typedef struct {
     rlvr_model *model;
     rlvr_sampler *sampler;
@@ -387,6 +812,8 @@ typedef struct {
     int n_items, cap_items;
     rlvr_harness_job *jobs;
     int cap_jobs;
+    held_job *held; /* async mode */
+    int n_held, cap_held;
 } roller;
 
 /* The leader said VERSION v: take part in the broadcast and use the weights. */
@@ -431,11 +858,12 @@ static int roll_add_item(roller *ro, const rlvr_mpi_msg *m) {
     return 0;
 }
 
-/* Runs the collected work items in one harness call and sends the results. */
-static int roll_work(dist *d, roller *ro) {
+/* Checks work items [0, count) against this rank's pool and seed (and, in
+ * synchronous mode, its weights version); *n_jobs = their rollouts. */
+static int check_items(const dist *d, const roller *ro, int count, int *n_jobs) {
     const rlvr_run *r = d->run;
     int n = 0;
-    for (int i = 0; i < ro->n_items; i++) {
+    for (int i = 0; i < count; i++) {
         const rlvr_work_item *w = &ro->items[i];
         const rlvr_task *task = w->task_index < (int64_t)rlvr_task_pool_size(r->pool)
                                     ? rlvr_task_pool_get(r->pool, (size_t)w->task_index)
@@ -444,39 +872,84 @@ static int roll_work(dist *d, roller *ro) {
             return rlvr_error_set(RLVR_EFORMAT, "work item for task %s (pool index %lld, seed %llu) does not match "
                                                 "this rank's pool and seed: do all ranks read the same run?",
                                   w->task_id, (long long)w->task_index, (unsigned long long)w->seed);
-        if (w->policy_version != ro->version)
+        if (!d->async && w->policy_version != ro->version)
             return rlvr_error_set(RLVR_ESTATE, "work item for weights version %lld, this rank holds %lld",
                                   (long long)w->policy_version, (long long)ro->version);
         n += w->group_size;
     }
+    *n_jobs = n;
+    return 0;
+}
+
+/* ro->jobs[0..n) = the rollouts of work items [0, count), zeroed and keyed. */
+static int prepare_jobs(const dist *d, roller *ro, int count, int n) {
     if (n > ro->cap_jobs) {
         rlvr_harness_job *p = realloc(ro->jobs, (size_t)n * sizeof *p);
         if (!p) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
         ro->jobs = p, ro->cap_jobs = n;
     }
     memset(ro->jobs, 0, (size_t)n * sizeof *ro->jobs);
-    for (int i = 0, j = 0; i < ro->n_items; i++)
+    for (int i = 0, j = 0; i < count; i++)
         for (int k = 0; k < ro->items[i].group_size; k++, j++) {
-            ro->jobs[j].task = rlvr_task_pool_get(r->pool, (size_t)ro->items[i].task_index);
+            ro->jobs[j].task = rlvr_task_pool_get(d->run->pool, (size_t)ro->items[i].task_index);
             ro->jobs[j].step = (uint32_t)ro->items[i].step;
             ro->jobs[j].sequence = ro->items[i].sample_sequence + (uint32_t)k;
         }
+    return 0;
+}
+
+/* Rollout k of work item w: the record to the leader, the record with its
+ * patch to its verifier rank. */
+static int send_job(dist *d, rlvr_harness_job *job, const rlvr_work_item *w, int k, int64_t version) {
+    job->record.group_id = w->group_id;
+    job->record.rollout_index = k;
+    job->record.policy_version = version;
+    rlvr_wire_job_info info = {w->task_index, job->calls, job->calls_parsed, (uint8_t)job->public_tests_changed,
+                               job->patch_reason};
+    RLVR_TRY(rlvr_wire_encode_job_record(&d->out, &job->record, &info, NULL, 0));
+    RLVR_TRY(send_out(d, RLVR_MPI_LEADER, RLVR_MSG_RECORD));
+    RLVR_TRY(rlvr_wire_encode_job_record(&d->out, &job->record, &info, job->patch, job->patch_len));
+    return send_out(d, verifier_of(d, w->group_id + k), RLVR_MSG_RECORD);
+}
+
+/* Benchmarks: sends the call's records when their environments' delays
+ * have passed, soonest first (the environments wait side by side). */
+static int send_delayed(dist *d, roller *ro, int n) {
+    double t0 = rlvr_now(), *due = malloc((size_t)n * sizeof *due);
+    int *item = malloc((size_t)n * sizeof *item), *index = malloc((size_t)n * sizeof *index), rc = 0;
+    if (!due || !item || !index) rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    for (int i = 0, j = 0; rc == 0 && i < ro->n_items; i++)
+        for (int k = 0; k < ro->items[i].group_size; k++, j++)
+            due[j] = t0 + d->sim->delay(d->sim->arg, &ro->jobs[j], 0), item[j] = i, index[j] = k;
+    for (int left = n; rc == 0 && left > 0; left--) {
+        int next = -1;
+        for (int j = 0; j < n; j++)
+            if (item[j] >= 0 && (next < 0 || due[j] < due[next])) next = j;
+        double wait = due[next] - rlvr_now();
+        if (wait > 0) sleep_us((long)(wait * 1e6));
+        rc = send_job(d, &ro->jobs[next], &ro->items[item[next]], index[next], ro->version);
+        item[next] = -1;
+    }
+    free(due), free(item), free(index);
+    return rc;
+}
+
+/* Runs the collected work items in one harness call and sends the results. */
+static int roll_work(dist *d, roller *ro) {
+    const rlvr_run *r = d->run;
+    int n = 0;
+    RLVR_TRY(check_items(d, ro, ro->n_items, &n));
+    RLVR_TRY(prepare_jobs(d, ro, ro->n_items, n));
     int rc = rlvr_harness_run(ro->sampler, r->tok, &r->harness, ro->jobs, n);
-    for (int i = 0, j = 0; i < ro->n_items; i++)
-        for (int k = 0; k < ro->items[i].group_size; k++, j++) {
-            if (rc < 0) break;
-            const rlvr_work_item *w = &ro->items[i];
-            rlvr_harness_job *job = &ro->jobs[j];
-            job->record.group_id = w->group_id;
-            job->record.rollout_index = k;
-            job->record.policy_version = ro->version;
-            rlvr_wire_job_info info = {w->task_index, job->calls, job->calls_parsed,
-                                       (uint8_t)job->public_tests_changed, job->patch_reason};
-            rc = rlvr_wire_encode_job_record(&d->out, &job->record, &info, NULL, 0);
-            if (rc == 0) rc = send_out(d, RLVR_MPI_LEADER, RLVR_MSG_RECORD);
-            if (rc == 0) rc = rlvr_wire_encode_job_record(&d->out, &job->record, &info, job->patch, job->patch_len);
-            if (rc == 0) rc = send_out(d, verifier_of(d, w->group_id + k), RLVR_MSG_RECORD);
-        }
+    if (rc == 0 && d->sim) {
+        rc = send_delayed(d, ro, n);
+    } else {
+        for (int i = 0, j = 0; i < ro->n_items; i++)
+            for (int k = 0; k < ro->items[i].group_size; k++, j++) {
+                if (rc < 0) break;
+                rc = send_job(d, &ro->jobs[j], &ro->items[i], k, ro->version);
+            }
+    }
     for (int j = 0; j < n; j++) rlvr_harness_job_clear(&ro->jobs[j]);
     ro->n_items = 0;
     return rc;
@@ -510,6 +983,152 @@ static int roll_loop(dist *d, roller *ro, int64_t *stop_step) {
     return rlvr_mpi_queue_flush(d->queue, -1, NULL);
 }
 
+/* ---- rollout rank, bounded-async mode ---- */
+
+/* Async mode: weights that arrived replace the rank's own (between harness
+ * calls, and at turn boundaries inside them). */
+static int swap_in(dist *d, roller *ro) {
+    bool swapped = false;
+    RLVR_TRY(rlvr_weights_swap_if_ready(d->weights, &swapped));
+    if (!swapped) return 0;
+    int64_t got = -1;
+    const float *w = rlvr_weights_current(d->weights, &got);
+    memcpy(rlvr_model_params(ro->model), w, rlvr_model_num_params(ro->model) * sizeof *w);
+    ro->version = got;
+    return 0;
+}
+
+typedef struct {
+    dist *d;
+    roller *ro;
+    int rc;
+} turn_swap;
+
+/* rlvr_harness_event_fn: a turn just ended, so no sampler call is running. */
+static void swap_at_turn(void *arg, rlvr_harness_event event, const rlvr_harness_job *job, const rlvr_turn *turn) {
+    (void)job, (void)turn;
+    turn_swap *ts = arg;
+    if (event == RLVR_HARNESS_EVENT_TURN && ts->rc == 0) ts->rc = swap_in(ts->d, ts->ro);
+}
+
+/* Tells the leader once that this rank caught a signal. */
+static int forward_signal(dist *d, bool *told) {
+    if (!rlvr_run_stop_flag || *told) return 0;
+    *told = true;
+    rlvr_control_msg c = {RLVR_CONTROL_SIGNAL, (int64_t)rlvr_run_stop_flag, -1};
+    RLVR_TRY(rlvr_wire_encode_control(&d->out, &c));
+    return send_out(d, RLVR_MPI_LEADER, RLVR_MSG_CONTROL);
+}
+
+/* Work items at the front of the queue that start now: all of them, or
+ * (simulation) those whose rollouts fit in the free environments. */
+static int items_that_fit(const dist *d, const roller *ro) {
+    if (!d->sim) return ro->n_items;
+    int free_envs = d->sim->environments - ro->n_held, k = 0;
+    while (k < ro->n_items && (ro->items[k].group_size <= free_envs || (k == 0 && ro->n_held == 0)))
+        free_envs -= ro->items[k++].group_size;
+    return k;
+}
+
+static int hold(roller *ro, rlvr_harness_job *job, const rlvr_work_item *w, int k, int64_t version, double due) {
+    if (ro->n_held == ro->cap_held) {
+        int cap = ro->cap_held ? 2 * ro->cap_held : 32;
+        held_job *p = realloc(ro->held, (size_t)cap * sizeof *p);
+        if (!p) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+        ro->held = p, ro->cap_held = cap;
+    }
+    ro->held[ro->n_held++] = (held_job){*job, *w, k, version, due};
+    memset(job, 0, sizeof *job);
+    return 0;
+}
+
+/* Runs work items [0, count) in one harness call; the finished rollouts are
+ * held until sent. Every record carries the version the call started with:
+ * weights swapped in at a turn boundary are newer, so it is the oldest
+ * version any of its tokens was sampled with. */
+static int roll_work_async(dist *d, roller *ro, int count) {
+    const rlvr_run *r = d->run;
+    int n = 0;
+    RLVR_TRY(check_items(d, ro, count, &n));
+    RLVR_TRY(prepare_jobs(d, ro, count, n));
+    turn_swap ts = {d, ro, 0};
+    rlvr_harness_options opt = r->harness;
+    opt.on_event = swap_at_turn, opt.event_arg = &ts;
+    int64_t version = ro->version;
+    int rc = rlvr_harness_run(ro->sampler, r->tok, &opt, ro->jobs, n);
+    if (rc == 0) rc = ts.rc;
+    double now = rlvr_now();
+    for (int i = 0, j = 0; i < count; i++)
+        for (int k = 0; k < ro->items[i].group_size; k++, j++) {
+            double due = rc == 0 && d->sim ? now + d->sim->delay(d->sim->arg, &ro->jobs[j], 0) : now;
+            if (rc == 0) rc = hold(ro, &ro->jobs[j], &ro->items[i], k, version, due);
+            rlvr_harness_job_clear(&ro->jobs[j]);
+        }
+    memmove(ro->items, ro->items + count, (size_t)(ro->n_items - count) * sizeof *ro->items);
+    ro->n_items -= count;
+    return rc;
+}
+
+/* Sends the held rollouts whose time has come (all of them without a simulation). */
+static int send_due(dist *d, roller *ro) {
+    double now = rlvr_now();
+    int kept = 0, rc = 0;
+    for (int i = 0; i < ro->n_held; i++) {
+        held_job *h = &ro->held[i];
+        if (rc == 0 && h->due <= now) {
+            rc = send_job(d, &h->job, &h->item, h->index, h->version);
+            rlvr_harness_job_clear(&h->job);
+        } else {
+            ro->held[kept++] = *h;
+        }
+    }
+    ro->n_held = kept;
+    return rc;
+}
+
+/* STOP: in-flight work is dropped; the sends finish, DONE tells the leader
+ * nothing more comes from here, and the weights' stop header ends it. */
+static int roll_stop_async(dist *d, roller *ro, int64_t step, int64_t *stop_step) {
+    for (bool got = true; got;) /* work sent before STOP travels with another tag */
+        RLVR_TRY(rlvr_mpi_queue_poll(d->queue, RLVR_MPI_LEADER, RLVR_MSG_WORK, &d->msg, &got));
+    for (int i = 0; i < ro->n_held; i++) rlvr_harness_job_clear(&ro->held[i].job);
+    ro->n_held = 0, ro->n_items = 0;
+    RLVR_TRY(rlvr_mpi_queue_flush(d->queue, -1, NULL));
+    rlvr_control_msg c = {RLVR_CONTROL_DONE, step, ro->version};
+    RLVR_TRY(rlvr_wire_encode_control(&d->out, &c));
+    RLVR_TRY(send_out(d, RLVR_MPI_LEADER, RLVR_MSG_CONTROL));
+    RLVR_TRY(rlvr_mpi_queue_flush(d->queue, -1, NULL));
+    for (bool stopped = false; !stopped;) RLVR_TRY(rlvr_weights_receive(d->weights, -1, NULL, &stopped));
+    *stop_step = step;
+    return 0;
+}
+
+static int roll_loop_async(dist *d, roller *ro, int64_t *stop_step) {
+    bool told = false;
+    for (;;) {
+        for (bool got = true; got;) {
+            RLVR_TRY(rlvr_mpi_queue_poll(d->queue, RLVR_MPI_LEADER, RLVR_MSG_ANY, &d->msg, &got));
+            if (!got) break;
+            if (d->msg.kind == RLVR_MSG_WORK) {
+                RLVR_TRY(roll_add_item(ro, &d->msg));
+                continue;
+            }
+            rlvr_control_msg c = {0};
+            if (d->msg.kind == RLVR_MSG_CONTROL) RLVR_TRY(rlvr_wire_decode_control(&c, d->msg.body.data, d->msg.body.len));
+            if (c.what != RLVR_CONTROL_STOP)
+                return rlvr_error_set(RLVR_EFORMAT, "a rollout rank (async) got an unexpected %s message from the leader",
+                                      rlvr_msg_kind_name(d->msg.kind));
+            return roll_stop_async(d, ro, c.step, stop_step);
+        }
+        RLVR_TRY(forward_signal(d, &told));
+        RLVR_TRY(send_due(d, ro));
+        RLVR_TRY(swap_in(d, ro));
+        int count = ro->version >= 0 ? items_that_fit(d, ro) : 0;
+        if (count > 0) RLVR_TRY(roll_work_async(d, ro, count));
+        else sleep_us(ASYNC_POLL_US);
+    }
+}
+
 static int roll(dist *d) {
     rlvr_run *r = d->run;
     roller ro = {.version = -1};
@@ -526,13 +1145,278 @@ static int roll(dist *d) {
     if (rc < 0) abort_job(d, rc);
     int64_t stop_step = NOT_STOPPED;
     if (all == 0) {
-        rc = roll_loop(d, &ro, &stop_step);
+        rc = d->async ? roll_loop_async(d, &ro, &stop_step) : roll_loop(d, &ro, &stop_step);
         if (rc < 0) abort_job(d, rc);
     }
+    for (int i = 0; i < ro.n_held; i++) rlvr_harness_job_clear(&ro.held[i].job);
+    free(ro.held);
     rlvr_sampler_free(ro.sampler);
     rlvr_model_free(ro.model);
     free(ro.items);
     free(ro.jobs);
+    if (all) return all;
+    return stop_step < r->stop_step ? RLVR_EXIT_STOPPED : RLVR_EXIT_OK;
+}
+
+/* ---- data-parallel trainer ranks ------------------------------------------------------------ */
+
+/* The update batch on the trainer communicator (native byte order: every
+ * trainer rank runs the same binary): 10 doubles (step, the objective
+ * options, n, T), adv[n] double, n_tokens[n] i32, tokens[T] i32,
+ * logprobs[T] f32, mask[T] u8. */
+#define UPDATE_HEAD 10
+
+static int update_reserve(dist *d, size_t bytes) {
+    if (bytes <= d->update_cap) return 0;
+    char *p = realloc(d->update_buf, bytes);
+    if (!p) return RLVR_FAIL(RLVR_ENOMEM, "out of memory for the update batch (%zu bytes)", bytes);
+    d->update_buf = p, d->update_cap = bytes;
+    return 0;
+}
+
+static size_t update_bytes(int64_t n, int64_t T) {
+    return UPDATE_HEAD * sizeof(double) + (size_t)n * (sizeof(double) + sizeof(int32_t)) +
+           (size_t)T * (sizeof(int32_t) + sizeof(float) + 1);
+}
+
+static int encode_update(dist *d, const rlvr_update_batch *b) {
+    int64_t T = 0;
+    for (int i = 0; i < b->n; i++) T += b->recs[i]->n_tokens;
+    d->update_len = update_bytes(b->n, T);
+    RLVR_TRY(update_reserve(d, d->update_len));
+    const rlvr_objective_options *o = &b->opt;
+    double head[UPDATE_HEAD] = {(double)b->step, o->clip_low, o->clip_high, o->is_cap, o->kl_beta,
+                                o->entropy_coef, (double)o->aggregation, o->normaliser, (double)b->n, (double)T};
+    char *p = d->update_buf;
+    memcpy(p, head, sizeof head), p += sizeof head;
+    memcpy(p, b->adv, (size_t)b->n * sizeof *b->adv), p += (size_t)b->n * sizeof *b->adv;
+    for (int i = 0; i < b->n; i++, p += sizeof(int32_t)) memcpy(p, &b->recs[i]->n_tokens, sizeof(int32_t));
+    for (int i = 0; i < b->n; i++) {
+        size_t len = (size_t)b->recs[i]->n_tokens;
+        memcpy(p, b->recs[i]->tokens, len * sizeof(int32_t));
+        p += len * sizeof(int32_t);
+    }
+    for (int i = 0; i < b->n; i++) {
+        size_t len = (size_t)b->recs[i]->n_tokens;
+        memcpy(p, b->recs[i]->logprobs, len * sizeof(float));
+        p += len * sizeof(float);
+    }
+    for (int i = 0; i < b->n; i++) {
+        size_t len = (size_t)b->recs[i]->n_tokens;
+        memcpy(p, b->recs[i]->mask, len);
+        p += len;
+    }
+    return 0;
+}
+
+/* Views into d->update_buf: recs[i] points into it (not to be freed). */
+typedef struct {
+    rlvr_update_batch b;
+    rlvr_rollout *recs;
+    const rlvr_rollout **ptrs;
+} update_view;
+
+static int decode_update(dist *d, update_view *v) {
+    double head[UPDATE_HEAD];
+    memcpy(head, d->update_buf, sizeof head);
+    int n = (int)head[8];
+    int64_t T = (int64_t)head[9];
+    rlvr_objective_options o = {.clip_low = head[1], .clip_high = head[2], .is_cap = head[3], .kl_beta = head[4],
+                                .entropy_coef = head[5], .aggregation = (rlvr_aggregation)(int)head[6],
+                                .normaliser = head[7]};
+    v->recs = calloc((size_t)(n > 0 ? n : 1), sizeof *v->recs);
+    v->ptrs = calloc((size_t)(n > 0 ? n : 1), sizeof *v->ptrs);
+    if (!v->recs || !v->ptrs) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    char *p = d->update_buf + sizeof head;
+    const double *adv = (const double *)(void *)p;
+    p += (size_t)n * sizeof(double);
+    const int32_t *len = (const int32_t *)(void *)p;
+    char *tok = p + (size_t)n * sizeof(int32_t), *lp = tok + (size_t)T * sizeof(int32_t), *mask = lp + (size_t)T * sizeof(float);
+    for (int i = 0; i < n; i++) {
+        rlvr_rollout *r = &v->recs[i];
+        r->n_tokens = r->cap_tokens = len[i];
+        r->tokens = (int32_t *)(void *)tok, r->logprobs = (float *)(void *)lp, r->mask = (uint8_t *)mask;
+        tok += (size_t)len[i] * sizeof(int32_t), lp += (size_t)len[i] * sizeof(float), mask += len[i];
+        v->ptrs[i] = r;
+    }
+    v->b = (rlvr_update_batch){.step = (int64_t)head[0], .opt = o, .n = n, .recs = v->ptrs, .adv = adv};
+    return 0;
+}
+
+/* The leader's batch to every trainer rank: size, then the bytes. */
+static int bcast_update(dist *d, bool leader) {
+    uint64_t bytes = leader ? d->update_len : 0;
+    RLVR_MPI_CHECK(MPI_Bcast(&bytes, 1, MPI_UINT64_T, 0, d->roles.role_comm));
+    if (!leader) RLVR_TRY(update_reserve(d, (size_t)bytes));
+    for (uint64_t at = 0; at < bytes;) { /* int counts */
+        int chunk = bytes - at > (1u << 30) ? 1 << 30 : (int)(bytes - at);
+        RLVR_MPI_CHECK(MPI_Bcast(d->update_buf + at, chunk, MPI_BYTE, 0, d->roles.role_comm));
+        at += (uint64_t)chunk;
+    }
+    return 0;
+}
+
+/* rlvr_trainer_dp.share (leader): UPDATE to each trainer rank, then the batch. */
+static int dp_share(void *ctx, const rlvr_update_batch *b) {
+    dist *d = ctx;
+    for (int i = 1; i < d->roles.layout.trainer; i++)
+        RLVR_TRY(send_control(d, world_rank(d, RLVR_ROLE_TRAINER, i), RLVR_CONTROL_UPDATE, b->step, b->n));
+    RLVR_TRY(encode_update(d, b));
+    return bcast_update(d, true);
+}
+
+/* Stats summed over trainer ranks in rank order (max for the log-prob gap). */
+#define DP_STATS 7
+
+static int dp_reduce(void *ctx, rlvr_model *model, step_stats *s) {
+    dist *d = ctx;
+    int P = d->roles.role_size;
+    RLVR_TRY(rlvr_mpi_sum_ordered(d->roles.role_comm, rlvr_model_grads(model), rlvr_model_num_params(model), 0));
+    double mine[DP_STATS] = {s->loss, s->entropy_sum, (double)s->tokens, (double)s->clipped,
+                             (double)s->truncated_is, s->logprob_diff_max, s->kl_sum};
+    double *all = malloc((size_t)P * DP_STATS * sizeof *all);
+    if (!all) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    int rc = MPI_Allgather(mine, DP_STATS, MPI_DOUBLE, all, DP_STATS, MPI_DOUBLE, d->roles.role_comm);
+    if (rc != MPI_SUCCESS) {
+        free(all);
+        RLVR_MPI_CHECK(rc);
+    }
+    double sum[DP_STATS] = {0};
+    for (int r = 0; r < P; r++)
+        for (int k = 0; k < DP_STATS; k++)
+            sum[k] = k == 5 ? (all[r * DP_STATS + k] > sum[k] ? all[r * DP_STATS + k] : sum[k]) : sum[k] + all[r * DP_STATS + k];
+    free(all);
+    s->loss = sum[0], s->entropy_sum = sum[1], s->tokens = (int64_t)sum[2], s->clipped = (int64_t)sum[3];
+    s->truncated_is = (int64_t)sum[4], s->logprob_diff_max = sum[5], s->kl_sum = sum[6];
+    return 0;
+}
+
+static uint64_t fnv1a(const void *data, size_t len) {
+    const unsigned char *p = data;
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < len; i++) h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+/* rlvr_trainer_dp.check: every replica's weights hash to the leader's (cheap
+ * next to the step: one pass over the parameters). */
+static int dp_check(void *ctx, rlvr_model *model, int64_t step) {
+    dist *d = ctx;
+    uint64_t mine = fnv1a(rlvr_model_params(model), rlvr_model_num_params(model) * sizeof(float));
+    uint64_t *all = malloc((size_t)d->roles.role_size * sizeof *all);
+    if (!all) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    int rc = MPI_Allgather(&mine, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, d->roles.role_comm);
+    int differs = 0;
+    uint64_t lead_hash = all[0], other = 0;
+    for (int r = 1; rc == MPI_SUCCESS && r < d->roles.role_size && !differs; r++)
+        if (all[r] != all[0]) differs = r, other = all[r];
+    free(all);
+    if (differs)
+        return rlvr_error_set(RLVR_ESTATE, "after step %lld the weights of trainer rank %d differ from the leader's "
+                                           "(hash %016llx vs %016llx): the replicas diverged",
+                              (long long)step, differs, (unsigned long long)other, (unsigned long long)lead_hash);
+    RLVR_MPI_CHECK(rc);
+    d->replica_checks++;
+    return 0;
+}
+
+static void set_dp(dist *d, rlvr_trainer *t) {
+    rlvr_trainer_dp dp = {.rank = d->roles.role_rank, .size = d->roles.role_size,
+                          .share = d->roles.is_leader ? dp_share : NULL, .reduce = dp_reduce, .check = dp_check,
+                          .ctx = d};
+    rlvr_trainer_set_dp(t, &dp);
+}
+
+/* The leader's weights, AdamW moments and KL reference to every trainer
+ * rank (after set-up: from [train] init or the checkpoint resumed). */
+static int bcast_floats(dist *d, float *buf, size_t n) {
+    for (size_t at = 0; at < n;) {
+        int chunk = n - at > (1u << 28) ? 1 << 28 : (int)(n - at);
+        RLVR_MPI_CHECK(MPI_Bcast(buf + at, chunk, MPI_FLOAT, 0, d->roles.role_comm));
+        at += (size_t)chunk;
+    }
+    return 0;
+}
+
+static int bcast_state(dist *d, rlvr_trainer *t) {
+    rlvr_model *m = rlvr_trainer_model_mut(t), *ref = rlvr_trainer_reference(t);
+    size_t n = rlvr_model_num_params(m);
+    RLVR_TRY(bcast_floats(d, rlvr_model_params(m), n));
+    RLVR_TRY(bcast_floats(d, rlvr_model_adam_m(m), n));
+    RLVR_TRY(bcast_floats(d, rlvr_model_adam_v(m), n));
+    if (ref) RLVR_TRY(bcast_floats(d, rlvr_model_params(ref), rlvr_model_num_params(ref)));
+    return 0;
+}
+
+/* UPDATE on a non-leader trainer rank: the batch, then the step on its part. */
+static int follow_update(dist *d) {
+    RLVR_TRY(bcast_update(d, false));
+    update_view v = {0};
+    step_stats s = {0};
+    int rc = decode_update(d, &v);
+    if (rc == 0) rc = rlvr_trainer_apply(d->replica, &v.b, &s);
+    free(v.recs), free(v.ptrs);
+    return rc;
+}
+
+/* A non-leader trainer rank until STOP: UPDATE (the step), STEP (the
+ * synchronous stop agreement), STOP (async mode: then DONE). Caught signals
+ * go to the leader in async mode, into the STEP agreement otherwise. */
+static int follow_loop(dist *d, int64_t *stop_step) {
+    bool told = false;
+    while (*stop_step == NOT_STOPPED) {
+        if (d->async) RLVR_TRY(forward_signal(d, &told));
+        bool got = false;
+        RLVR_TRY(rlvr_mpi_queue_poll(d->queue, RLVR_MPI_LEADER, RLVR_MSG_ANY, &d->msg, &got));
+        if (!got) {
+            sleep_us(ASYNC_POLL_US);
+            continue;
+        }
+        rlvr_control_msg c = {0};
+        if (d->msg.kind != RLVR_MSG_CONTROL)
+            return rlvr_error_set(RLVR_EFORMAT, "a trainer rank got an unexpected %s message from the leader",
+                                  rlvr_msg_kind_name(d->msg.kind));
+        RLVR_TRY(rlvr_wire_decode_control(&c, d->msg.body.data, d->msg.body.len));
+        if (c.what == RLVR_CONTROL_UPDATE) {
+            RLVR_TRY(follow_update(d));
+        } else if (c.what == RLVR_CONTROL_STEP) {
+            int sig = 0;
+            RLVR_TRY(agree_max(d, (int)rlvr_run_stop_flag, -1, &sig));
+        } else if (c.what == RLVR_CONTROL_STOP) {
+            *stop_step = c.step;
+        } else {
+            return rlvr_error_set(RLVR_EFORMAT, "a trainer rank got control %d from the leader", (int)c.what);
+        }
+    }
+    RLVR_TRY(rlvr_mpi_queue_flush(d->queue, -1, NULL));
+    if (!d->async) return 0;
+    rlvr_control_msg done = {RLVR_CONTROL_DONE, *stop_step, -1};
+    RLVR_TRY(rlvr_wire_encode_control(&d->out, &done));
+    RLVR_TRY(send_out(d, RLVR_MPI_LEADER, RLVR_MSG_CONTROL));
+    return rlvr_mpi_queue_flush(d->queue, -1, NULL);
+}
+
+static int follow(dist *d) {
+    rlvr_run *r = d->run;
+    rlvr_model *model = NULL;
+    int all = 0, rc = agree_max(d, 0, -1, &all); /* 1: the leader has built the pool */
+    if (rc < 0) abort_job(d, rc);
+    if (all) return all;
+    rc = rlvr_run_pool(r, false);
+    if (rc == 0) rc = rlvr_run_new_model(r, &model);
+    if (rc == 0) rc = rlvr_trainer_new_replica(&d->replica, r, model);
+    int code = rc < 0 ? report(d, rc) : 0;
+    rc = agree_max(d, code, -1, &all); /* 2: every rank is set up */
+    if (rc < 0) abort_job(d, rc);
+    int64_t stop_step = NOT_STOPPED;
+    if (all == 0) {
+        set_dp(d, d->replica);
+        rc = bcast_state(d, d->replica);
+        if (rc == 0) rc = follow_loop(d, &stop_step);
+        if (rc < 0) abort_job(d, rc);
+    }
+    rlvr_trainer_free(d->replica);
+    d->replica = NULL;
     if (all) return all;
     return stop_step < r->stop_step ? RLVR_EXIT_STOPPED : RLVR_EXIT_OK;
 }
@@ -592,6 +1476,44 @@ static int verify_loop(dist *d, rlvr_verifiers *v, int64_t *stop_step) {
     return rc < 0 ? rc : rlvr_mpi_queue_flush(d->queue, -1, NULL);
 }
 
+/* Async mode: verifies until STOP, telling the leader about a caught
+ * signal; after STOP drops the records still arriving and says DONE. */
+static int verify_loop_async(dist *d, rlvr_verifiers *v, int64_t *stop_step) {
+    rlvr_wire_buf patch = {0};
+    bool told = false;
+    int rc = 0;
+    while (rc == 0 && *stop_step == NOT_STOPPED) {
+        rc = forward_signal(d, &told);
+        bool got = false;
+        if (rc == 0) rc = rlvr_mpi_queue_poll(d->queue, MPI_ANY_SOURCE, RLVR_MSG_ANY, &d->msg, &got);
+        if (rc < 0) break;
+        if (!got) {
+            sleep_us(ASYNC_POLL_US);
+            continue;
+        }
+        if (d->msg.kind == RLVR_MSG_RECORD) {
+            rc = verify_one(d, v, &patch);
+            continue;
+        }
+        rlvr_control_msg c = {0};
+        if (d->msg.kind == RLVR_MSG_CONTROL && d->msg.source == RLVR_MPI_LEADER)
+            rc = rlvr_wire_decode_control(&c, d->msg.body.data, d->msg.body.len);
+        if (rc == 0 && c.what != RLVR_CONTROL_STOP)
+            rc = rlvr_error_set(RLVR_EFORMAT, "a verifier rank (async) got an unexpected %s message from world rank %d",
+                                rlvr_msg_kind_name(d->msg.kind), d->msg.source);
+        if (rc == 0) *stop_step = c.step;
+    }
+    rlvr_wire_buf_free(&patch);
+    if (rc < 0) return rc;
+    /* every rollout rank said DONE before this STOP: what is left is theirs, unverified */
+    for (bool got = true; got;) RLVR_TRY(rlvr_mpi_queue_poll(d->queue, MPI_ANY_SOURCE, RLVR_MSG_RECORD, &d->msg, &got));
+    RLVR_TRY(rlvr_mpi_queue_flush(d->queue, -1, NULL));
+    rlvr_control_msg done = {RLVR_CONTROL_DONE, *stop_step, -1};
+    RLVR_TRY(rlvr_wire_encode_control(&d->out, &done));
+    RLVR_TRY(send_out(d, RLVR_MPI_LEADER, RLVR_MSG_CONTROL));
+    return rlvr_mpi_queue_flush(d->queue, -1, NULL);
+}
+
 static int verify(dist *d) {
     rlvr_run *r = d->run;
     rlvr_verifiers *v = NULL;
@@ -605,7 +1527,7 @@ static int verify(dist *d) {
     if (rc < 0) abort_job(d, rc);
     int64_t stop_step = NOT_STOPPED;
     if (all == 0) {
-        rc = verify_loop(d, v, &stop_step);
+        rc = d->async ? verify_loop_async(d, v, &stop_step) : verify_loop(d, v, &stop_step);
         if (rc < 0) abort_job(d, rc);
         int64_t runs = 0, cached = 0;
         rlvr_verifiers_counts(v, &runs, &cached);
@@ -622,6 +1544,10 @@ static int verify(dist *d) {
 /* One process plays every role (no hooks). */
 static int train_single(rlvr_run *r, bool resume) {
     rlvr_trainer *t = NULL;
+    if (r->train.max_staleness > 0)
+        fprintf(stderr, "train: [train] max_staleness = %lld: bounded-async training needs rollout ranks (mpirun or "
+                        "srun with [layout]); one process trains synchronously\n",
+                (long long)r->train.max_staleness);
     int rc = rlvr_trainer_new(&t, r, resume);
     if (rc == 0) rc = rlvr_trainer_run(t);
     rlvr_trainer_free(t);
@@ -633,8 +1559,25 @@ static int train_single(rlvr_run *r, bool resume) {
     return rc < 0 ? rlvr_cmd_fail("train", rc) : RLVR_EXIT_OK;
 }
 
-static int train_ranks(rlvr_run *r, const rlvr_layout *layout, bool resume) {
-    dist d = {.run = r, .published = -1};
+/* Every rank's host name, gathered on the leader for the run manifest.
+ * Collective over the world; the leader's allocation failing aborts. */
+static int gather_hosts(dist *d) {
+    char mine[DIST_HOST_CAP] = "";
+    int len = 0;
+    if (MPI_Get_processor_name(mine, &len) != MPI_SUCCESS) snprintf(mine, sizeof mine, "unknown");
+    int n = d->roles.world_size;
+    if (d->roles.is_leader) {
+        d->host_names = calloc((size_t)n, sizeof *d->host_names);
+        d->hosts = calloc((size_t)n, sizeof *d->hosts);
+        if (!d->host_names || !d->hosts) MPI_Abort(MPI_COMM_WORLD, RLVR_EXIT_FAILURE);
+        for (int i = 0; i < n; i++) d->hosts[i] = d->host_names[i];
+    }
+    int rc = MPI_Gather(mine, DIST_HOST_CAP, MPI_CHAR, d->host_names, DIST_HOST_CAP, MPI_CHAR, 0, MPI_COMM_WORLD);
+    return rc == MPI_SUCCESS ? 0 : RLVR_FAIL(RLVR_EMPI, "gathering host names failed");
+}
+
+static int train_ranks(rlvr_run *r, const rlvr_layout *layout, bool resume, const rlvr_train_simulation *sim) {
+    dist d = {.run = r, .sim = sim, .async = r->train.max_staleness > 0, .published = -1};
     int rc = rlvr_config_get_double(r->cfg, "layout", "timeout_s", &d.timeout_s);
     if (rc == 0) rc = rlvr_mpi_roles_init(&d.roles, layout, MPI_COMM_WORLD); /* collective */
     if (rc == 0) rc = rlvr_mpi_queue_new(&d.queue, d.roles.world, DIST_MAX_PENDING);
@@ -645,7 +1588,12 @@ static int train_ranks(rlvr_run *r, const rlvr_layout *layout, bool resume) {
         rlvr_mpi_roles_free(&d.roles);
         return exit_code_of(rc);
     }
-    int code = d.roles.role == RLVR_ROLE_TRAINER    ? lead(&d, resume)
+    if (gather_hosts(&d) < 0) { /* collective, like roles_init: every rank fails together */
+        rlvr_mpi_roles_free(&d.roles);
+        return exit_code_of(RLVR_EMPI);
+    }
+    int code = d.roles.is_leader                    ? lead(&d, resume)
+               : d.roles.role == RLVR_ROLE_TRAINER  ? follow(&d)
                : d.roles.role == RLVR_ROLE_VERIFIER ? verify(&d)
                                                     : roll(&d);
     rlvr_mpi_queue_free(d.queue);
@@ -653,6 +1601,9 @@ static int train_ranks(rlvr_run *r, const rlvr_layout *layout, bool resume) {
     rlvr_mpi_msg_free(&d.msg);
     rlvr_wire_buf_free(&d.out);
     rlvr_rollout_free(&d.rec);
+    free(d.update_buf);
+    free(d.host_names);
+    free(d.hosts);
     rlvr_mpi_roles_free(&d.roles);
     return code;
 }
@@ -685,15 +1636,12 @@ static int check_ranks(const rlvr_run *r, int world, rlvr_layout *layout, bool *
     *single = world == 1 && is_default;
     if (*single) return 0;
     RLVR_TRY(rlvr_layout_from_config(layout, r->cfg, world));
-    if (layout->trainer > 1)
-        return rlvr_config_error(r->cfg, "layout", "trainer",
-                                 "%d trainer ranks: data-parallel training across trainer ranks is not implemented "
-                                 "yet; set trainer = 1 (and give the ranks to rollout or verifier)",
-                                 layout->trainer);
     return 0;
 }
 
-int rlvr_train_main(const rlvr_run_args *a) {
+int rlvr_train_main(const rlvr_run_args *a) { return rlvr_train_main_simulated(a, NULL); }
+
+int rlvr_train_main_simulated(const rlvr_run_args *a, const rlvr_train_simulation *sim) {
     bool mpi = launched();
     int world = 1;
     if (mpi) {
@@ -717,7 +1665,7 @@ int rlvr_train_main(const rlvr_run_args *a) {
         if (mpi) MPI_Comm_rank(MPI_COMM_WORLD, &me);
         code = me == 0 ? rlvr_cmd_fail("train", rc) : exit_code_of(rc);
     } else {
-        code = single ? train_single(&r, a->resume) : train_ranks(&r, &layout, a->resume);
+        code = single ? train_single(&r, a->resume) : train_ranks(&r, &layout, a->resume, sim);
     }
     if (opened) rlvr_run_close(&r);
     if (mpi) MPI_Finalize();

@@ -9,10 +9,30 @@
  * (jobs/verifiers.h) and return its verdict. Every rollout is keyed by
  * (seed, step, sequence) and lands in its slot of the step's batch, so the
  * checkpoints are bit-identical to the one-process run whatever the number
- * of rollout and verifier ranks. Messages: docs/WIRE.md "Training protocol". */
+ * of rollout and verifier ranks. Messages: docs/WIRE.md "Training protocol".
+ *
+ * Data-parallel trainer ranks ([layout] trainer = T > 1, either mode): the
+ * leader hands each update's batch to trainer ranks 1 … T−1; every trainer
+ * rank computes the gradient of its token-balanced range of it, the
+ * gradients are summed in rank order (mpi/reduce.h), every rank steps AdamW
+ * and the replicas' weight hashes are compared after each update. A run is
+ * bit-reproducible for a fixed T (docs/WIRE.md "Data-parallel trainer
+ * ranks").
+ *
+ * Bounded-async GRPO ([train] max_staleness = Δv_max > 0, with rollout
+ * ranks): the leader keeps (1 + Δv_max) steps' worth of groups handed out;
+ * rollout ranks generate them as they come with the newest weights they
+ * hold (swapped in at turn boundaries), stamping each record with its policy
+ * version; the leader admits a finished group into a step only when
+ * Δv = v_trainer − v_rollout ≤ Δv_max, else drops and counts it; the
+ * objective corrects the lag with truncated importance weights against the
+ * recorded sampling log-probs. Not bit-reproducible (docs/OPERATIONS.md
+ * "Asynchronous training"). In one process Δv_max > 0 trains synchronously
+ * (said once). */
 #ifndef RLVR_JOBS_TRAIN_DIST_H
 #define RLVR_JOBS_TRAIN_DIST_H
 
+#include "envs/harness.h"
 #include "jobs/run.h"
 
 /* Runs `rlvr train` with parsed arguments in this process: initialises MPI
@@ -24,5 +44,19 @@
  * after start-up aborts the whole job (MPI_Abort): MPI cannot continue
  * without it, and the checkpoints on disk stay consistent. */
 int rlvr_train_main(const rlvr_run_args *args);
+
+/* Benchmarks only (bench/bench_pipeline.c): simulated environment time on
+ * the rollout ranks. A finished rollout holds one of the rank's
+ * `environments` for delay(arg, job, 0) seconds more (its environment's
+ * latency: tools, build, tests) before its record is sent; a rank starts a
+ * group only when all its rollouts fit in free environments. */
+typedef struct {
+    rlvr_harness_latency_fn delay;
+    void *arg;
+    int environments; /* ≥ 1 per rollout rank */
+} rlvr_train_simulation;
+
+/* rlvr_train_main with a simulation (NULL: none). */
+int rlvr_train_main_simulated(const rlvr_run_args *args, const rlvr_train_simulation *sim);
 
 #endif

@@ -16,7 +16,8 @@
  * Kinds: a work item (leader → rollout rank), a rollout record with an
  * optional patch (rollout rank → leader, and → verifier rank with the
  * patch), a verdict (verifier rank → leader), a control message (leader →
- * anyone: stop, new step, new weights version). */
+ * anyone: stop, new step, new weights version; in bounded-async mode also
+ * rank → leader: a caught signal, done after stop). */
 #ifndef RLVR_MPI_WIRE_H
 #define RLVR_MPI_WIRE_H
 
@@ -25,7 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RLVR_WIRE_VERSION 2u
+#define RLVR_WIRE_VERSION 4u
 
 typedef enum {
     RLVR_MSG_ANY = 0, /* for receive filters only; never encoded */
@@ -71,6 +72,10 @@ typedef enum {
     RLVR_CONTROL_STOP = 1,    /* finish what is in flight, send nothing new, leave the loop */
     RLVR_CONTROL_STEP = 2,    /* a new trainer step begins (step) */
     RLVR_CONTROL_VERSION = 3, /* weights `version` are being broadcast */
+    RLVR_CONTROL_SIGNAL = 4,  /* rank → leader (async mode): this rank caught signal `step`; stop at a boundary */
+    RLVR_CONTROL_DONE = 5,    /* rank → leader (async mode), after STOP: nothing more follows from this rank */
+    RLVR_CONTROL_UPDATE = 6,  /* leader → trainer rank: optimizer step `step` of `version` rollouts; the batch
+                               * follows as a broadcast on the trainer communicator (docs/WIRE.md) */
     RLVR_CONTROL_COUNT
 } rlvr_control_kind;
 

@@ -56,7 +56,7 @@ AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/filetxt
 JobCompLoc=/var/log/slurm/jobcomp.log
 SchedulerType=sched/backfill
-SchedulerParameters=bf_interval=1
+SchedulerParameters=bf_interval=1,sched_interval=2
 MinJobAge=600
 KillWait=5
 SlurmdParameters=config_overrides

@@ -156,11 +156,13 @@ with h5py.File(f"{d}/a/metrics.h5", "r", swmr=True) as f:
     assert list(steps) == list(range(1, 13)), steps
     measured = diff[~np.isnan(diff)]
     assert len(measured) > 0 and measured.max() <= 1e-4, diff
-with h5py.File(f"{d}/a/sft/manifest.h5", "r") as f:
-    status = f.attrs["status"]
-    status = status.decode() if isinstance(status, bytes) else str(status)
-    assert status == "finished", status
-    assert int(f.attrs["final_step"]) == 30, dict(f.attrs)
+def text(v):
+    return v.decode() if isinstance(v, bytes) else str(v)
+for path, last in ((f"{d}/a/sft/manifest.h5", 30), (f"{d}/a/manifest.h5", 12), (f"{d}/c/manifest.h5", 12)):
+    with h5py.File(path, "r") as f:
+        assert text(f.attrs["status"]) == "finished", (path, text(f.attrs["status"]))
+        assert int(f.attrs["final_step"]) == last, (path, dict(f.attrs))
+        assert len(text(f.attrs["task_pool_hash"])) == 16, (path, dict(f.attrs))
 print("checkpoints bit-identical (runs a, b, c, d); max |sampler - trainer log-prob| =", measured.max())
 EOF
 

@@ -101,8 +101,8 @@ static void test_work(void) {
     snprintf(w.task_id, sizeof w.task_id, "arith/000913");
     rlvr_wire_buf buf = {0};
     CHECK_OK(rlvr_wire_encode_work(&buf, &w));
-    /* header: format version 2 then kind 1 (work), big-endian */
-    const unsigned char head[8] = {0, 0, 0, 2, 0, 0, 0, 1};
+    /* header: format version 4 then kind 1 (work), big-endian */
+    const unsigned char head[8] = {0, 0, 0, 4, 0, 0, 0, 1};
     CHECK(buf.len > 8 && memcmp(buf.data, head, 8) == 0);
     /* then the task id: uint32 length 12, big-endian, and its bytes */
     const unsigned char len12[4] = {0, 0, 0, 12};

@@ -1,0 +1,173 @@
+# tests/slurm/chain_common.sh — sourced by test_chain.sh and
+# test_chain_preempt.sh: the cluster (started with slurm/cluster.sh when it
+# is not up, stopped at the end only when this test started it and nothing
+# else is queued), a tiny arithmetic run (seconds per job), bounded waits on
+# this test's own job ids, and the checkpoint comparison.
+# Expects RLVR and PY set; sets dir, src.
+set -euo pipefail
+export OMP_WAIT_POLICY=passive OMP_NUM_THREADS=1
+src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+dir=$(mktemp -d)
+started=0
+own_ids=""   # every job this test submitted (chains' and scheduler kicks)
+tag=rlvrchain$$ # run names (so job names) of this test: <tag>-a.train1, ...
+fail() {
+  echo "FAIL: $*"
+  exit 1
+}
+cleanup() {
+  local live
+  live=$(live_of "$own_ids" 2> /dev/null || true)
+  [ -z "$live" ] || scancel $(tr ',' ' ' <<< "$live") 2> /dev/null || true
+  if [ $started = 1 ]; then
+    for _ in $(seq 1 100); do
+      [ -z "$(squeue -h 2> /dev/null)" ] && break
+      sleep 0.2
+    done
+    [ -z "$(squeue -h 2> /dev/null)" ] && { bash "$src/slurm/cluster.sh" stop > /dev/null 2>&1 || true; }
+  fi
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+
+if [ "$(id -u)" -ne 0 ] || ! command -v slurmctld > /dev/null; then
+  echo "SKIP: needs root and Slurm (scripts/deps.sh: slurm-wlm, munge)"
+  exit 77
+fi
+if ! bash "$src/slurm/cluster.sh" status > /dev/null 2>&1; then
+  bash "$src/slurm/cluster.sh" start > "$dir/cluster.log" 2>&1 || { cat "$dir/cluster.log"; fail "cluster start"; }
+  started=1
+fi
+
+# write_run_ini FILE STEPS EVERY KEEP: the tiny arithmetic run of
+# tests/jobs/test_train.sh ([train] steps, [checkpoint] every and keep).
+write_run_ini() {
+  cat > "$1" << EOF
+[run]
+name = chain
+out_dir = $dir
+seed = 3
+
+[model]
+d_model = 32
+n_layers = 1
+n_heads = 2
+n_kv_heads = 1
+d_ff = 64
+max_seq = 256
+
+[sampler]
+kv_slots = 16
+context_tokens = 256
+max_new_tokens = 32
+
+[tasks]
+family = arith
+train_count = 32
+eval_count = 8
+regression_count = 0
+check_runs = 1
+
+[harness]
+max_turns = 1
+max_policy_tokens = 128
+max_context_tokens = 256
+
+[reward]
+max_tokens = 128
+length_budget = 96
+length_slope = 0.05
+format_weight = 0
+
+[sft]
+steps = 30
+batch_sequences = 8
+lr = 3e-3
+
+[grpo]
+group_size = 4
+groups_per_step = 4
+
+[dynamic_sampling]
+max_rounds = 2
+
+[train]
+steps = $2
+
+[checkpoint]
+every = $3
+keep = $4
+EOF
+}
+
+# ids_of RUN: the chain's job ids, comma-separated (and remembered for cleanup)
+ids_of() {
+  local ids
+  ids=$(awk -F'\t' '$2 != "-" { printf "%s%s", (n++ ? "," : ""), $2 }' "$1/chain/jobs.tsv")
+  own_ids=${own_ids:+$own_ids,}$ids
+  echo "$ids"
+}
+# id_of RUN PART
+id_of() { awk -F'\t' -v p="$2" '$1 == p { print $2 }' "$1/chain/jobs.tsv"; }
+
+# live_of IDS: those of IDS still queued or running (squeue lists only those)
+live_of() {
+  [ -n "$1" ] || return 0
+  squeue -h -j "$1" -o %i 2> /dev/null | paste -sd, - || true
+}
+
+# state_of ID: Slurm's state of one job (squeue keeps finished jobs MinJobAge s)
+state_of() { squeue -h -t all -j "$1" -o %T 2> /dev/null || true; }
+
+# kick: a trivial job of this test; submitting it makes slurmctld run its
+# main scheduling pass now, instead of up to 60 s (sched_interval) after a
+# requeued job became eligible again (backfill does not start those here).
+kick() {
+  local k
+  k=$(sbatch --parsable -J "$tag.kick" -o /dev/null --wrap true) || return 0
+  own_ids=${own_ids:+$own_ids,}${k%%;*}
+}
+
+# wait_gone IDS [POLLS]: until none of IDS is queued or running (0.5 s polls);
+# a job left pending is kicked every 20 polls.
+wait_gone() {
+  local ids=$1 polls=${2:-800} i=0
+  while [ $i -lt "$polls" ]; do
+    [ -z "$(live_of "$ids")" ] && return 0
+    i=$((i + 1))
+    if [ $((i % 20)) = 0 ] && squeue -h -j "$ids" -o %T 2> /dev/null | grep -q PENDING; then kick; fi
+    sleep 0.5
+  done
+  squeue -j "$ids" || true
+  return 1
+}
+
+# times_of ID: "START END" of a finished job (ISO 8601, seconds)
+times_of() { squeue -h -t all -j "$1" -o "%S %e" 2> /dev/null || true; }
+
+# same_checkpoint A B: every dataset of two checkpoint files equal byte for byte
+same_checkpoint() {
+  "$PY" - "$1" "$2" << 'EOF'
+import sys, h5py, numpy as np
+def datasets(path):
+    out = {}
+    with h5py.File(path, "r") as f:
+        f.visititems(lambda name, obj: out.__setitem__(name, obj[()]) if isinstance(obj, h5py.Dataset) else None)
+    return out
+a, b = datasets(sys.argv[1]), datasets(sys.argv[2])
+assert any(k.startswith("model/") for k in a), sorted(a)
+assert sorted(a) == sorted(b), sorted(set(a) ^ set(b))
+bad = [k for k in a if np.asarray(a[k]).dtype != np.asarray(b[k]).dtype or np.asarray(a[k]).tobytes() != np.asarray(b[k]).tobytes()]
+assert not bad, bad
+print(f"{len(a)} datasets bit-identical: {sys.argv[1]} {sys.argv[2]}")
+EOF
+}
+
+# reference_run CONFIG CHAIN_RUN OUT: one uninterrupted local `rlvr train`
+# from the chain's own pool and SFT checkpoint.
+reference_run() {
+  mkdir -p "$3"
+  cp -r "$2/pool" "$2/pool.manifest.json" "$2/sft" "$3/"
+  rm -f "$3/sft/metrics.h5"
+  "$RLVR" train "$1" --out "$3" > "$3.log" 2>&1 || { cat "$3.log"; fail "reference run"; }
+}
