@@ -9,18 +9,12 @@ rlvr=$1
 make_ckpt=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# shellcheck source=tests/lib/tiny_run.sh
+. "$(dirname "$0")/../lib/tiny_run.sh"
 
 "$rlvr" tasks gen arith --n 5 --seed 4 --split eval --out "$tmp/pool" >/dev/null
 ckpt=$("$make_ckpt" "$tmp/ckpt")
-cat >"$tmp/run.ini" <<'INI'
-[harness]
-max_turns = 2
-max_policy_tokens = 128
-max_context_tokens = 1024
-[sampler]
-kv_slots = 4
-INI
+tiny_ini "$tmp/run.ini" eval
 
 # no manifest: refused with what to do
 set +e

@@ -16,7 +16,8 @@ rlvr=$1
 make_ckpt=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# shellcheck source=tests/lib/tiny_run.sh
+. "$(dirname "$0")/../lib/tiny_run.sh"
 
 run=$tmp/run
 mkdir -p "$run"
@@ -27,17 +28,7 @@ mkdir -p "$run"
 ckpt=$("$make_ckpt" "$run/checkpoints")
 case "$ckpt" in "$run/checkpoints/step_"*.h5) ;; *) fail "checkpoint at $ckpt" ;; esac
 base=$("$make_ckpt" "$tmp/baseline")
-cat >"$tmp/run.ini" <<'INI'
-[harness]
-max_turns = 2
-max_policy_tokens = 128
-max_context_tokens = 1024
-[sampler]
-kv_slots = 4
-[gate]
-compliance_min = 0.0
-samples = 2
-INI
+tiny_ini "$tmp/run.ini" eval gate.compliance_min=0.0 gate.samples=2
 
 # 1. promote: the Slurm chain's command line
 set +e

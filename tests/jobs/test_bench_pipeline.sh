@@ -9,12 +9,11 @@
 set -euo pipefail
 RLVR=$1
 export MPIEXEC=${2:-mpirun}
+# shellcheck source=tests/lib/tiny_run.sh
+. "$(dirname "$0")/../lib/tiny_run.sh"
 export OMP_WAIT_POLICY=passive OMP_NUM_THREADS=1
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_btl=self,vader
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+mpi_env
+tiny_tmpdir
 
 set +e
 "$RLVR" bench pipeline --quick > "$dir/out" 2> "$dir/err"

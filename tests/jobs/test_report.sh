@@ -12,71 +12,11 @@
 set -euo pipefail
 RLVR=$1
 PY=${2:-$(command -v python3)} # standard library only
+# shellcheck source=tests/lib/tiny_run.sh
+. "$(dirname "$0")/../lib/tiny_run.sh"
 export OMP_WAIT_POLICY=passive OMP_NUM_THREADS=1
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-
-cat > "$dir/run.ini" <<EOF
-[run]
-name = a
-out_dir = $dir
-seed = 3
-
-[model]
-d_model = 32
-n_layers = 1
-n_heads = 2
-n_kv_heads = 1
-d_ff = 64
-max_seq = 256
-
-[sampler]
-kv_slots = 16
-context_tokens = 256
-max_new_tokens = 32
-
-[tasks]
-family = arith
-train_count = 32
-eval_count = 8
-regression_count = 0
-check_runs = 1
-
-[harness]
-max_turns = 1
-max_policy_tokens = 128
-max_context_tokens = 256
-
-[reward]
-max_tokens = 128
-length_budget = 96
-length_slope = 0.05
-format_weight = 0
-
-[sft]
-steps = 12
-batch_sequences = 8
-lr = 3e-3
-
-[grpo]
-group_size = 4
-groups_per_step = 4
-
-[dynamic_sampling]
-max_rounds = 2
-
-[entropy]
-target_low = 0.25
-target_high = 0.75
-
-[train]
-steps = 3
-
-[checkpoint]
-every = 2
-keep = 0
-EOF
+tiny_tmpdir
+tiny_ini "$dir/run.ini" sft sft.steps=12 entropy.target_low=0.25 entropy.target_high=0.75 train.steps=3
 
 run=$dir/a
 "$RLVR" sft "$dir/run.ini" --out "$run" > "$dir/sft.log" 2>&1 || { cat "$dir/sft.log"; fail "sft"; }

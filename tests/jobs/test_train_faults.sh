@@ -7,60 +7,20 @@
 set -euo pipefail
 RLVR=$1
 PY=${2:-/usr/bin/python3}
+# shellcheck source=tests/lib/tiny_run.sh
+. "$(dirname "$0")/../lib/tiny_run.sh"
 export OMP_WAIT_POLICY=passive
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+tiny_tmpdir
 
 "$RLVR" tasks gen bugfix-c --n 3 --seed 5 --out "$dir/pool" > /dev/null
 "$RLVR" tasks check "$dir/pool" --runs 1 > "$dir/check.log" 2>&1 || { cat "$dir/check.log"; fail "check"; }
 victim=$(ls "$dir/pool/repos" | head -1)
 rm -rf "$dir/pool/repos/$victim" && git init -q "$dir/pool/repos/$victim" # a repository without the base commit
 
-cat > "$dir/run.ini" <<EOF
-[run]
-name = f
-out_dir = $dir
-seed = 1
-
-[model]
-d_model = 32
-n_layers = 1
-n_heads = 2
-n_kv_heads = 1
-d_ff = 64
-max_seq = 2048
-
-[sampler]
-kv_slots = 8
-context_tokens = 2048
-max_new_tokens = 16
-
-[tasks]
-pool = $dir/pool
-
-[harness]
-tool_prompt = compact
-max_turns = 2
-max_policy_tokens = 32
-max_context_tokens = 2048
-
-[reward]
-max_tokens = 1024
-length_budget = 512
-length_slope = 0.01
-
-[grpo]
-group_size = 2
-groups_per_step = 3
-
-[dynamic_sampling]
-max_rounds = 1
-
-[train]
-steps = 2
-init = scratch
-EOF
+tiny_ini "$dir/run.ini" scratch run.name=f run.seed=1 model.max_seq=2048 sampler.kv_slots=8 sampler.context_tokens=2048 \
+  sampler.max_new_tokens=16 -tasks tasks.pool="$dir/pool" harness.tool_prompt=compact harness.max_turns=2 \
+  harness.max_policy_tokens=32 harness.max_context_tokens=2048 reward.max_tokens=1024 reward.length_budget=512 \
+  reward.length_slope=0.01 grpo.group_size=2 grpo.groups_per_step=3 dynamic_sampling.max_rounds=1 train.steps=2 -checkpoint
 
 "$RLVR" train "$dir/run.ini" > "$dir/train.log" 2>&1 || { cat "$dir/train.log"; fail "train did not survive a broken environment"; }
 grep -q "train step 2/2" "$dir/train.log" || fail "no last step"

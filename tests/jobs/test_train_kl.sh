@@ -15,92 +15,14 @@
 #   - [credit] mode = mc is still refused, naming the key (exit 2).
 # Usage: test_train_kl.sh RLVR MPIEXEC [PYTHON]
 set -euo pipefail
-RLVR=$1
-MPIRUN=${2:-mpirun}
-PY=${3:-/usr/bin/python3}
-export OMP_WAIT_POLICY=passive OMP_NUM_THREADS=1
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_btl=self,vader
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-mpi() { local np=$1; shift; "$MPIRUN" --oversubscribe -np "$np" "$RLVR" "$@"; }
-
-# Every dataset of two checkpoints equal bit for bit (run/config aside).
-same_checkpoints() {
-  "$PY" - "$@" <<'EOF'
-import sys, h5py, numpy as np
-def datasets(path):
-    out = {}
-    with h5py.File(path, "r") as f:
-        f.visititems(lambda n, o: out.__setitem__(n, o[()]) if isinstance(o, h5py.Dataset) else None)
-    out.pop("run/config", None)
-    return out
-ref = datasets(sys.argv[1])
-assert any(k.startswith("model/params/") for k in ref), sorted(ref)
-for path in sys.argv[2:]:
-    got = datasets(path)
-    assert sorted(got) == sorted(ref), (path, sorted(set(got) ^ set(ref)))
-    for k in ref:
-        a, b = np.asarray(ref[k]), np.asarray(got[k])
-        assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes(), (path, k)
-EOF
-}
-
-cat > "$dir/run.ini" <<EOF
-[run]
-name = a
-out_dir = $dir
-seed = 11
-
-[model]
-d_model = 32
-n_layers = 1
-n_heads = 2
-n_kv_heads = 1
-d_ff = 64
-max_seq = 256
-
-[sampler]
-context_tokens = 256
-
-[tasks]
-family = arith
-train_count = 32
-eval_count = 0
-regression_count = 0
-
-[harness]
-max_policy_tokens = 64
-max_context_tokens = 256
-
-[reward]
-max_tokens = 128
-length_budget = 96
-length_slope = 0.05
-
-[grpo]
-group_size = 4
-groups_per_step = 4
-
-[dynamic_sampling]
-max_rounds = 2
-
-[train]
-steps = 2
-init = scratch
-
-[checkpoint]
-every = 1
-keep = 0
-EOF
+# shellcheck source=tests/lib/tiny_run.sh
+. "$(dirname "$0")/../lib/tiny_run.sh"
+mpi_test_init "$@"
+tiny_ini "$dir/run.ini" scratch train.steps=2
 
 # base: two plain steps, whose checkpoints serve as [train] init (and reference)
 base_ck=$dir/base/checkpoints/step_00000001.h5
-klini() { # $1 = kl_beta, $2 = init, $3 = file
-  sed -e "s/^groups_per_step = 4\$/groups_per_step = 4\nkl_beta = $1/" -e "s#^init = scratch\$#init = $2#" \
-      -e 's/^steps = 2$/steps = 6/' "$dir/run.ini" > "$dir/$3"
-}
+klini() { tiny_ini "$dir/$3" scratch train.steps=6 grpo.kl_beta="$1" train.init="$2"; } # KL_BETA INIT FILE
 "$RLVR" train "$dir/run.ini" --out "$dir/base" > "$dir/base.log" 2>&1 || { cat "$dir/base.log"; fail "base run"; }
 klini 0.1 "$base_ck" kl.ini
 klini 0 "$base_ck" kl0.ini

@@ -15,109 +15,10 @@
 #     sft): one process and -np 4 (1/2/1) end bit-identical.
 # Usage: test_train_mpi.sh RLVR MPIEXEC [PYTHON]
 set -euo pipefail
-RLVR=$1
-MPIRUN=${2:-mpirun}
-PY=${3:-/usr/bin/python3}
-export OMP_WAIT_POLICY=passive OMP_NUM_THREADS=1
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_btl=self,vader
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-mpi() { local np=$1; shift; "$MPIRUN" --oversubscribe -np "$np" "$RLVR" "$@"; }
-
-# The pid of MPI rank $2 among the descendants of process $1.
-rank_pid() {
-  local queue=("$1") p r
-  while [ ${#queue[@]} -gt 0 ]; do
-    p=${queue[0]}
-    queue=("${queue[@]:1}")
-    r=$(tr '\0' '\n' < "/proc/$p/environ" 2> /dev/null | sed -n 's/^OMPI_COMM_WORLD_RANK=//p' || true)
-    if [ "$r" = "$2" ]; then echo "$p"; return 0; fi
-    queue+=($(pgrep -P "$p" || true))
-  done
-  return 1
-}
-
-# Waits until run directory $2 has a checkpoint (or process $1 ended).
-wait_checkpoint() {
-  for _ in $(seq 1 1500); do
-    [ -f "$2/checkpoints/latest" ] && return 0
-    kill -0 "$1" 2> /dev/null || return 1
-    sleep 0.02
-  done
-  return 1
-}
-
-# Every dataset of two checkpoints equal bit for bit (run/config aside: the
-# layouts differ).
-same_checkpoints() {
-  "$PY" - "$@" <<'EOF'
-import sys, h5py, numpy as np
-def datasets(path):
-    out = {}
-    with h5py.File(path, "r") as f:
-        f.visititems(lambda n, o: out.__setitem__(n, o[()]) if isinstance(o, h5py.Dataset) else None)
-    out.pop("run/config", None)
-    return out
-ref = datasets(sys.argv[1])
-assert any(k.startswith("model/params/") for k in ref), sorted(ref)
-for path in sys.argv[2:]:
-    got = datasets(path)
-    assert sorted(got) == sorted(ref), (path, sorted(set(got) ^ set(ref)))
-    for k in ref:
-        a, b = np.asarray(ref[k]), np.asarray(got[k])
-        assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes(), (path, k)
-EOF
-}
-
-cat > "$dir/run.ini" <<EOF
-[run]
-name = a
-out_dir = $dir
-seed = 11
-
-[model]
-d_model = 32
-n_layers = 1
-n_heads = 2
-n_kv_heads = 1
-d_ff = 64
-max_seq = 256
-
-[sampler]
-context_tokens = 256
-
-[tasks]
-family = arith
-train_count = 32
-eval_count = 0
-regression_count = 0
-
-[harness]
-max_policy_tokens = 64
-max_context_tokens = 256
-
-[reward]
-max_tokens = 128
-length_budget = 96
-length_slope = 0.05
-
-[grpo]
-group_size = 4
-groups_per_step = 4
-
-[dynamic_sampling]
-max_rounds = 2
-
-[train]
-steps = 8
-init = scratch
-
-[checkpoint]
-every = 1
-keep = 0
-EOF
+# shellcheck source=tests/lib/tiny_run.sh
+. "$(dirname "$0")/../lib/tiny_run.sh"
+mpi_test_init "$@"
+tiny_ini "$dir/run.ini" scratch
 layout() { printf '\n[layout]\n%s\n' "$1" | cat "$dir/run.ini" - > "$dir/$2"; }
 layout "rollout = 2" r2.ini
 layout "timeout_s = 2" t2.ini
@@ -145,19 +46,7 @@ with h5py.File(sys.argv[1], "r") as f:
 EOF
 
 # ---- SIGTERM to one rollout rank, then --resume ----
-mpi 4 train "$dir/r2.ini" --out "$dir/term" > "$dir/term1.log" 2>&1 &
-job=$!
-wait_checkpoint $job "$dir/term" || { cat "$dir/term1.log"; fail "no first checkpoint"; }
-kill -TERM "$(rank_pid $job 3)" || fail "rollout rank not found"
-set +e
-wait $job
-code=$?
-set -e
-[ $code -eq 3 ] || { cat "$dir/term1.log"; fail "SIGTERM run exited $code, not 3"; }
-grep -q "stopped by signal 15 after a checkpoint" "$dir/term1.log" || { cat "$dir/term1.log"; fail "no stop message"; }
-[ ! -f "$dir/term/checkpoints/step_00000008.h5" ] || fail "the SIGTERM run did not stop early"
-mpi 4 train "$dir/r2.ini" --out "$dir/term" --resume > "$dir/term2.log" 2>&1 || { cat "$dir/term2.log"; fail "resume"; }
-grep -q "resuming from" "$dir/term2.log" || fail "resume did not say where from"
+sigterm_and_resume 4 "$dir/r2.ini" "$dir/term" 3 "rollout rank"
 same_checkpoints "$dir/single/checkpoints/step_00000008.h5" "$dir/term/checkpoints/step_00000008.h5" ||
   fail "SIGTERM + resume differs from the uninterrupted run"
 echo "SIGTERM to a rollout rank: exit 3, resumed run bit-identical"
@@ -192,62 +81,12 @@ set -e
 echo "refused: 4 ranks of layout on 3"
 
 # ---- bugfix-c: patches verified in enclaves by 2 verifier ranks ----
-cat > "$dir/bf.ini" <<EOF
-[run]
-name = bf
-out_dir = $dir
-seed = 5
-
-[model]
-d_model = 32
-n_layers = 1
-n_heads = 2
-n_kv_heads = 1
-d_ff = 64
-max_seq = 1536
-
-[sampler]
-kv_slots = 8
-context_tokens = 1536
-
-[tasks]
-family = bugfix-c
-train_count = 4
-eval_count = 0
-regression_count = 0
-check_runs = 1
-tools = read_file,replace_in_file,submit
-
-[harness]
-tool_prompt = compact
-max_turns = 6
-max_policy_tokens = 64
-max_context_tokens = 1536
-
-[reward]
-max_tokens = 1024
-length_budget = 768
-length_slope = 0.01
-
-[sft]
-steps = 40
-batch_sequences = 8
-lr = 3e-3
-
-[grpo]
-group_size = 2
-groups_per_step = 2
-
-[dynamic_sampling]
-max_rounds = 1
-
-[train]
-steps = 2
-init = sft
-
-[checkpoint]
-every = 1
-EOF
+tiny_ini "$dir/bf.ini" scratch run.name=bf run.seed=5 model.max_seq=1536 sampler.kv_slots=8 \
+  sampler.context_tokens=1536 tasks.family=bugfix-c tasks.train_count=4 tasks.check_runs=1 \
+  tasks.tools=read_file,replace_in_file,submit harness.tool_prompt=compact harness.max_turns=6 \
+  harness.max_policy_tokens=64 harness.max_context_tokens=1536 reward.max_tokens=1024 reward.length_budget=768 \
+  reward.length_slope=0.01 sft.steps=40 sft.batch_sequences=8 sft.lr=3e-3 grpo.group_size=2 grpo.groups_per_step=2 \
+  dynamic_sampling.max_rounds=1 train.steps=2 train.init=sft -checkpoint.keep
 printf '\n[layout]\nverifier = 2\n' | cat "$dir/bf.ini" - > "$dir/bf2.ini"
 "$RLVR" sft "$dir/bf.ini" --out "$dir/bf1" > "$dir/bf_sft.log" 2>&1 || { cat "$dir/bf_sft.log"; fail "bugfix-c sft"; }
 mkdir -p "$dir/bf2"

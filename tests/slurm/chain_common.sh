@@ -2,19 +2,17 @@
 # test_chain_preempt.sh: the cluster (started with slurm/cluster.sh when it
 # is not up, stopped at the end only when this test started it and nothing
 # else is queued), a tiny arithmetic run (seconds per job), bounded waits on
-# this test's own job ids, and the checkpoint comparison.
+# this test's own job ids, and the checkpoint comparison (tests/lib/tiny_run.sh).
 # Expects RLVR and PY set; sets dir, src.
 set -euo pipefail
+# shellcheck source=tests/lib/tiny_run.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tiny_run.sh"
 export OMP_WAIT_POLICY=passive OMP_NUM_THREADS=1
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 dir=$(mktemp -d)
 started=0
 own_ids=""   # every job this test submitted (chains' and scheduler kicks)
 tag=rlvrchain$$ # run names (so job names) of this test: <tag>-a.train1, ...
-fail() {
-  echo "FAIL: $*"
-  exit 1
-}
 cleanup() {
   local live
   live=$(live_of "$own_ids" 2> /dev/null || true)
@@ -42,62 +40,7 @@ fi
 # write_run_ini FILE STEPS EVERY KEEP: the tiny arithmetic run of
 # tests/jobs/test_train.sh ([train] steps, [checkpoint] every and keep).
 write_run_ini() {
-  cat > "$1" << EOF
-[run]
-name = chain
-out_dir = $dir
-seed = 3
-
-[model]
-d_model = 32
-n_layers = 1
-n_heads = 2
-n_kv_heads = 1
-d_ff = 64
-max_seq = 256
-
-[sampler]
-kv_slots = 16
-context_tokens = 256
-max_new_tokens = 32
-
-[tasks]
-family = arith
-train_count = 32
-eval_count = 8
-regression_count = 0
-check_runs = 1
-
-[harness]
-max_turns = 1
-max_policy_tokens = 128
-max_context_tokens = 256
-
-[reward]
-max_tokens = 128
-length_budget = 96
-length_slope = 0.05
-format_weight = 0
-
-[sft]
-steps = 30
-batch_sequences = 8
-lr = 3e-3
-
-[grpo]
-group_size = 4
-groups_per_step = 4
-
-[dynamic_sampling]
-max_rounds = 2
-
-[train]
-steps = $2
-
-[checkpoint]
-every = $3
-keep = $4
-EOF
+  tiny_ini "$1" sft run.name=chain train.steps="$2" checkpoint.every="$3" checkpoint.keep="$4"
 }
 
 # ids_of RUN: the chain's job ids, comma-separated (and remembered for cleanup)
@@ -145,23 +88,9 @@ wait_gone() {
 # times_of ID: "START END" of a finished job (ISO 8601, seconds)
 times_of() { squeue -h -t all -j "$1" -o "%S %e" 2> /dev/null || true; }
 
-# same_checkpoint A B: every dataset of two checkpoint files equal byte for byte
-same_checkpoint() {
-  "$PY" - "$1" "$2" << 'EOF'
-import sys, h5py, numpy as np
-def datasets(path):
-    out = {}
-    with h5py.File(path, "r") as f:
-        f.visititems(lambda name, obj: out.__setitem__(name, obj[()]) if isinstance(obj, h5py.Dataset) else None)
-    return out
-a, b = datasets(sys.argv[1]), datasets(sys.argv[2])
-assert any(k.startswith("model/") for k in a), sorted(a)
-assert sorted(a) == sorted(b), sorted(set(a) ^ set(b))
-bad = [k for k in a if np.asarray(a[k]).dtype != np.asarray(b[k]).dtype or np.asarray(a[k]).tobytes() != np.asarray(b[k]).tobytes()]
-assert not bad, bad
-print(f"{len(a)} datasets bit-identical: {sys.argv[1]} {sys.argv[2]}")
-EOF
-}
+# same_checkpoint A B: every dataset of two checkpoint files (run/config too)
+# equal byte for byte
+same_checkpoint() { same_checkpoints --config "$1" "$2"; }
 
 # reference_run CONFIG CHAIN_RUN OUT: one uninterrupted local `rlvr train`
 # from the chain's own pool and SFT checkpoint.
