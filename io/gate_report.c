@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "io/h5util.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -188,4 +189,24 @@ int rlvr_gate_write_promoted(const char *run_dir, const char *checkpoint) {
         return RLVR_FAIL(RLVR_EINVAL, "path too long: %s/promoted", run_dir);
     int rc = rlvr_write_file_atomic(path, line);
     return rc < 0 ? rlvr_error_wrap(rc, "promoting %s in %s", checkpoint, run_dir) : 0;
+}
+
+int rlvr_gate_read_promoted(const char *run_dir, char *path, size_t cap) {
+    char file[4200];
+    if ((size_t)snprintf(file, sizeof file, "%s/promoted", run_dir) >= sizeof file)
+        return RLVR_FAIL(RLVR_EINVAL, "path too long: %s/promoted", run_dir);
+    FILE *f = fopen(file, "r");
+    if (!f) {
+        if (errno == ENOENT) return rlvr_error_set(RLVR_ENOTFOUND, "%s: nothing promoted yet", file);
+        return rlvr_error_errno_at(__FILE__, __LINE__, "opening %s", file);
+    }
+    bool got = fgets(path, (int)cap, f) != NULL;
+    fclose(f);
+    size_t n = got ? strlen(path) : 0;
+    bool whole = n > 0 && (path[n - 1] == '\n' || n + 1 < cap);
+    if (n > 0 && path[n - 1] == '\n') path[--n] = '\0';
+    if (n == 0 || !whole)
+        return RLVR_FAIL(RLVR_EFORMAT, "%s: expected one line naming a checkpoint (rlvr gate --promote writes it)",
+                         file);
+    return 0;
 }

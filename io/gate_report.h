@@ -77,4 +77,9 @@ int rlvr_gate_report_read_passed(const char *path, bool *passed, size_t *n_crite
  * dir): one line, `checkpoint`. */
 int rlvr_gate_write_promoted(const char *run_dir, const char *checkpoint);
 
+/* The checkpoint path <run_dir>/promoted names (its one line, without the
+ * newline) into path[cap]. RLVR_ENOTFOUND when nothing was promoted yet;
+ * RLVR_EFORMAT for an empty or overlong line. */
+int rlvr_gate_read_promoted(const char *run_dir, char *path, size_t cap);
+
 #endif

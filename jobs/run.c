@@ -52,6 +52,11 @@ const rlvr_config_key rlvr_train_config_keys[] = {
      NULL, RLVR_CFG_ANY},
     {"train", "max_staleness", RLVR_CFG_INT, "0",
      "Δv_max: largest policy-version lag of an admitted rollout; 0 = synchronous", NULL, RLVR_CFG_RANGE(0, 1000)},
+    {"train", "rollout_policy", RLVR_CFG_ENUM, "latest",
+     "weights rollout ranks generate with in bounded-async mode: latest (each new version) or promoted (only the "
+     "checkpoint RUN/promoted names, written by `rlvr gate --promote`; before any promotion, the run's initial "
+     "weights)",
+     "latest|promoted", RLVR_CFG_ANY},
     {"train", "verify_cache", RLVR_CFG_BOOL, "true",
      "identical patches of one task are verified once per run (validated pools are deterministic)", NULL,
      RLVR_CFG_ANY},
@@ -86,6 +91,13 @@ static int read_train(rlvr_train_config *o, const rlvr_config *cfg) {
     RLVR_TRY(rlvr_config_get_string(cfg, "train", "init", &o->init));
     RLVR_TRY(rlvr_config_get_int(cfg, "train", "max_staleness", &o->max_staleness));
     RLVR_TRY(rlvr_config_get_bool(cfg, "train", "verify_cache", &o->verify_cache));
+    const char *policy = NULL;
+    RLVR_TRY(rlvr_config_get_string(cfg, "train", "rollout_policy", &policy));
+    o->promoted_only = strcmp(policy, "promoted") == 0;
+    if (o->promoted_only && o->max_staleness == 0)
+        return rlvr_config_error(cfg, "train", "rollout_policy",
+                                 "promoted needs bounded-async mode: set [train] max_staleness to at least the "
+                                 "steps between promotions (synchronous rollouts always use the newest weights)");
     if (!o->init[0]) return rlvr_config_error(cfg, "train", "init", "must be sft, scratch or a checkpoint path");
     return 0;
 }

@@ -52,6 +52,7 @@ typedef struct {
     const char *init;        /* "sft", "scratch" or a checkpoint path */
     int64_t max_staleness;   /* Δv_max; 0 = synchronous */
     bool verify_cache;       /* verify identical patches of a task once per run */
+    bool promoted_only;      /* rollout_policy = promoted: rollouts use only the RUN/promoted checkpoint */
 } rlvr_train_config;
 
 

@@ -29,6 +29,7 @@
 #include "core/log.h"
 #include "core/sys.h"
 #include "io/checkpoint.h"
+#include "io/gate_report.h"
 #include "jobs/commands.h"
 #include "jobs/train.h"
 #include "jobs/verifiers.h"
@@ -73,6 +74,7 @@ typedef struct {
     /* leader */
     rlvr_trainer *trainer;
     int64_t published; /* weights version the rollout ranks hold; -1 = none yet */
+    char promoted[RLVR_IO_PATH_CAP]; /* rollout_policy = promoted: the checkpoint published last ("": none) */
     int64_t next_job;  /* jobs handed out so far: a group's id is the run index of its first job */
     /* leader, async mode */
     rlvr_admission adm;   /* the Δv gate, counted over the job */
@@ -478,6 +480,49 @@ static int publish_latest(dist *d) {
     return 0;
 }
 
+/* rollout_policy = promoted: the checkpoint RUN/promoted names, published
+ * once each time the pointer changes (before any promotion: the run's
+ * weights at start). The trainer moves on meanwhile; when it is more than
+ * Δv_max versions past the promoted policy, every record would be refused,
+ * so the job stops with an error that says what to do. */
+static int publish_promoted(dist *d) {
+    const rlvr_run *r = d->run;
+    char path[RLVR_IO_PATH_CAP];
+    int rc = rlvr_gate_read_promoted(r->io.run_dir, path, sizeof path);
+    if (rc == RLVR_ENOTFOUND) {
+        if (d->published < 0) return publish_latest(d); /* the initial weights */
+    } else if (rc < 0) {
+        return rc;
+    } else if (strcmp(path, d->promoted) != 0) {
+        bool idle = true;
+        if (d->published >= 0) RLVR_TRY(rlvr_weights_publish_test(d->weights, &idle));
+        if (!idle) return 0; /* the next step boundary publishes it */
+        rlvr_checkpoint *ck = NULL;
+        RLVR_TRY(rlvr_checkpoint_open(&ck, path));
+        int64_t version = rlvr_checkpoint_info_of(ck)->policy_version;
+        rlvr_checkpoint_close(ck);
+        rlvr_model *m = NULL;
+        RLVR_TRY(rlvr_run_load_model(r, path, false, &m));
+        rc = rlvr_weights_publish_start(d->weights, rlvr_model_params(m), version); /* copies the weights */
+        rlvr_model_free(m);
+        RLVR_TRY(rc);
+        fprintf(stderr, "train: rollout ranks now use the promoted checkpoint %s (version %lld)\n", path,
+                (long long)version);
+        snprintf(d->promoted, sizeof d->promoted, "%s", path);
+        d->published = version;
+    }
+    /* the next step admits records of version ≥ v_trainer − Δv_max (none after the last step) */
+    int64_t now = rlvr_trainer_version(d->trainer), lag = now - d->published;
+    if (lag > r->train.max_staleness && now < r->stop_step)
+        return rlvr_error_set(RLVR_ESTATE,
+                              "the rollouts' promoted policy (version %lld) is %lld versions behind the trainer, "
+                              "more than [train] max_staleness = %lld: every record would be refused; promote a "
+                              "newer checkpoint (rlvr gate --promote %s) or raise max_staleness, then --resume",
+                              (long long)d->published, (long long)lag, (long long)r->train.max_staleness,
+                              r->io.run_dir);
+    return 0;
+}
+
 static flight *find_flight(const dist *d, int64_t id) {
     for (int i = 0; i < d->n_flights; i++)
         if (d->flights[i]->id == id) return d->flights[i];
@@ -641,7 +686,9 @@ static int dist_take(void *ctx, int32_t n, step_stats *s) {
     dist *d = ctx;
     double t0 = rlvr_now(), heard = t0;
     for (int32_t got = 0; got < n;) {
-        RLVR_TRY(publish_latest(d));
+        /* promoted rollouts: the pointer is read at start and at step boundaries only */
+        if (!d->run->train.promoted_only) RLVR_TRY(publish_latest(d));
+        else if (d->published < 0) RLVR_TRY(publish_promoted(d));
         RLVR_TRY(top_up(d, n - got));
         int i = first_finished(d);
         if (i >= 0) {
@@ -668,7 +715,8 @@ static int dist_take(void *ctx, int32_t n, step_stats *s) {
  * previous broadcast is through; nobody waits for a step boundary. */
 static int dist_after_update_async(void *ctx, const rlvr_model *model, int64_t version) {
     (void)model, (void)version;
-    return publish_latest(ctx);
+    dist *d = ctx;
+    return d->run->train.promoted_only ? publish_promoted(d) : publish_latest(d);
 }
 
 /* Receives (and drops) until `want` ranks said DONE. */
