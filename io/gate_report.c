@@ -27,45 +27,33 @@ static const void *field(const table *t, size_t i, size_t offset) {
     return (const char *)t->rows + i * t->stride + offset;
 }
 
-static int write_f64(hid_t loc, const char *name, const table *t, size_t offset) {
-    double *v = calloc(t->n ? t->n : 1, sizeof *v);
+/* One field of every row as a 1-D dataset of `type`: `size` bytes at
+ * `offset` (bool fields are one byte, 0 or 1, stored as uint8). */
+static int write_column(hid_t loc, const char *name, const table *t, size_t offset, rlvr_dtype type, size_t size) {
+    unsigned char *v = calloc(t->n ? t->n : 1, size);
     if (!v) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
-    for (size_t i = 0; i < t->n; i++) memcpy(&v[i], field(t, i, offset), sizeof *v);
+    for (size_t i = 0; i < t->n; i++) memcpy(v + i * size, field(t, i, offset), size);
     hsize_t dims[1] = {t->n};
-    int rc = rlvr_h5_write_array(loc, name, RLVR_DT_F64, 1, dims, v, GATE_REPORT_LEVEL);
+    int rc = rlvr_h5_write_array(loc, name, type, 1, dims, v, GATE_REPORT_LEVEL);
     free(v);
     return rc;
+}
+
+static int write_f64(hid_t loc, const char *name, const table *t, size_t offset) {
+    return write_column(loc, name, t, offset, RLVR_DT_F64, sizeof(double));
 }
 
 static int write_i32(hid_t loc, const char *name, const table *t, size_t offset) {
-    int32_t *v = calloc(t->n ? t->n : 1, sizeof *v);
-    if (!v) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
-    for (size_t i = 0; i < t->n; i++) memcpy(&v[i], field(t, i, offset), sizeof *v);
-    hsize_t dims[1] = {t->n};
-    int rc = rlvr_h5_write_array(loc, name, RLVR_DT_I32, 1, dims, v, GATE_REPORT_LEVEL);
-    free(v);
-    return rc;
+    return write_column(loc, name, t, offset, RLVR_DT_I32, sizeof(int32_t));
 }
 
 static int write_i64(hid_t loc, const char *name, const table *t, size_t offset) {
-    int64_t *v = calloc(t->n ? t->n : 1, sizeof *v);
-    if (!v) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
-    for (size_t i = 0; i < t->n; i++) memcpy(&v[i], field(t, i, offset), sizeof *v);
-    hsize_t dims[1] = {t->n};
-    int rc = rlvr_h5_write_array(loc, name, RLVR_DT_I64, 1, dims, v, GATE_REPORT_LEVEL);
-    free(v);
-    return rc;
+    return write_column(loc, name, t, offset, RLVR_DT_I64, sizeof(int64_t));
 }
 
-/* bool fields as uint8 0/1 */
 static int write_flag(hid_t loc, const char *name, const table *t, size_t offset) {
-    uint8_t *v = calloc(t->n ? t->n : 1, sizeof *v);
-    if (!v) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
-    for (size_t i = 0; i < t->n; i++) v[i] = *(const bool *)field(t, i, offset) ? 1 : 0;
-    hsize_t dims[1] = {t->n};
-    int rc = rlvr_h5_write_array(loc, name, RLVR_DT_U8, 1, dims, v, GATE_REPORT_LEVEL);
-    free(v);
-    return rc;
+    _Static_assert(sizeof(bool) == 1, "bool fields are stored as uint8");
+    return write_column(loc, name, t, offset, RLVR_DT_U8, sizeof(bool));
 }
 
 /* const char * fields as string[width] (NULL: ""). */

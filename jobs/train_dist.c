@@ -1407,6 +1407,15 @@ static int follow_update(dist *d) {
     return rc;
 }
 
+/* Async shutdown: this rank tells the leader it has stopped (DONE, with the
+ * step reached); the caller has flushed its queued sends. */
+static int say_done(dist *d, int64_t stop_step) {
+    rlvr_control_msg done = {RLVR_CONTROL_DONE, stop_step, -1};
+    RLVR_TRY(rlvr_wire_encode_control(&d->out, &done));
+    RLVR_TRY(send_out(d, RLVR_MPI_LEADER, RLVR_MSG_CONTROL));
+    return rlvr_mpi_queue_flush(d->queue, -1, NULL);
+}
+
 /* A non-leader trainer rank until STOP: UPDATE (the step), STEP (the
  * synchronous stop agreement), STOP (async mode: then DONE). Caught signals
  * go to the leader in async mode, into the STEP agreement otherwise. */
@@ -1438,10 +1447,7 @@ static int follow_loop(dist *d, int64_t *stop_step) {
     }
     RLVR_TRY(rlvr_mpi_queue_flush(d->queue, -1, NULL));
     if (!d->async) return 0;
-    rlvr_control_msg done = {RLVR_CONTROL_DONE, *stop_step, -1};
-    RLVR_TRY(rlvr_wire_encode_control(&d->out, &done));
-    RLVR_TRY(send_out(d, RLVR_MPI_LEADER, RLVR_MSG_CONTROL));
-    return rlvr_mpi_queue_flush(d->queue, -1, NULL);
+    return say_done(d, *stop_step);
 }
 
 static int follow(dist *d) {
@@ -1556,10 +1562,7 @@ static int verify_loop_async(dist *d, rlvr_verifiers *v, int64_t *stop_step) {
     /* every rollout rank said DONE before this STOP: what is left is theirs, unverified */
     for (bool got = true; got;) RLVR_TRY(rlvr_mpi_queue_poll(d->queue, MPI_ANY_SOURCE, RLVR_MSG_RECORD, &d->msg, &got));
     RLVR_TRY(rlvr_mpi_queue_flush(d->queue, -1, NULL));
-    rlvr_control_msg done = {RLVR_CONTROL_DONE, *stop_step, -1};
-    RLVR_TRY(rlvr_wire_encode_control(&d->out, &done));
-    RLVR_TRY(send_out(d, RLVR_MPI_LEADER, RLVR_MSG_CONTROL));
-    return rlvr_mpi_queue_flush(d->queue, -1, NULL);
+    return say_done(d, *stop_step);
 }
 
 static int verify(dist *d) {
