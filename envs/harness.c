@@ -167,6 +167,7 @@ typedef struct {
     bool waiting;          /* the tool runs (tool.run), or its observation waits for ready_at */
     harness_tool_run tool; /* the tool's sandbox run while it runs; tool.run NULL otherwise */
     double ready_at;       /* rlvr_now() time the observation is due (simulated latency) */
+    int poll_first, poll_n; /* the run's entries in the driver's poll set */
 } env;
 
 typedef struct driver {
@@ -176,7 +177,6 @@ typedef struct driver {
     rlvr_token_buf scratch;
     bool overlap; /* tools overlap decoding (the event loop); false: each one blocks */
     struct pollfd *fds; /* (3·slots) the poll set of the running tools */
-    int *fd_env;        /* (3·slots) the env of each */
 } driver;
 
 static void emit(driver *d, env *e, rlvr_harness_event ev, const rlvr_turn *turn) {
@@ -578,9 +578,9 @@ static int gather_fds(driver *d, env *envs, int n, double *wake) {
             *wake = fmin(*wake, envs[i].ready_at);
             continue;
         }
-        int k = rlvr_sandbox_run_pollfds(envs[i].tool.run, d->fds + nf, 3);
-        for (int j = 0; j < k; j++) d->fd_env[nf + j] = i;
-        nf += k;
+        envs[i].poll_first = nf;
+        envs[i].poll_n = rlvr_sandbox_run_pollfds(envs[i].tool.run, d->fds + nf, 3);
+        nf += envs[i].poll_n;
         *wake = fmin(*wake, rlvr_sandbox_run_deadline(envs[i].tool.run));
     }
     return nf;
@@ -599,12 +599,10 @@ static int reap_tools(driver *d, env *envs, int n, bool block) {
     }
     if (poll(d->fds, (nfds_t)nf, timeout_ms) < 0 && errno != EINTR)
         return rlvr_error_errno_at(__FILE__, __LINE__, "poll on the tools' sandboxes");
-    for (int f = 0, i; f < nf; f = i) {
-        int who = d->fd_env[f];
-        for (i = f; i < nf && d->fd_env[i] == who; i++) {
-        }
-        env *e = &envs[who];
-        int ended = rlvr_sandbox_run_advance(e->tool.run, d->fds + f, i - f);
+    for (int i = 0; i < n; i++) { /* every running tool, also one with no fd left (its backstop) */
+        env *e = &envs[i];
+        if (!e->waiting || !e->tool.run) continue;
+        int ended = rlvr_sandbox_run_advance(e->tool.run, d->fds + e->poll_first, e->poll_n);
         if (ended < 0) return ended;
         if (ended) tool_ended(e);
     }
@@ -741,12 +739,11 @@ int rlvr_harness_run(rlvr_sampler *s, const rlvr_tokenizer *tok, const rlvr_harn
     if (n_slots > n) n_slots = n;
     driver d = {.s = s, .tok = tok, .opt = opt, .overlap = opt->overlap_tools};
     d.fds = calloc((size_t)(n_slots ? n_slots : 1) * 3, sizeof *d.fds);
-    d.fd_env = calloc((size_t)(n_slots ? n_slots : 1) * 3, sizeof *d.fd_env);
     env *envs = calloc((size_t)(n_slots ? n_slots : 1), sizeof *envs);
     int32_t *slots = calloc((size_t)(n_slots ? n_slots : 1), sizeof *slots);
     int *which = calloc((size_t)(n_slots ? n_slots : 1), sizeof *which);
     rlvr_sample *samples = calloc((size_t)(n_slots ? n_slots : 1), sizeof *samples);
-    int rc = envs && slots && which && samples && d.fds && d.fd_env
+    int rc = envs && slots && which && samples && d.fds
                  ? 0
                  : RLVR_FAIL(RLVR_ENOMEM, "out of memory for %d rollouts", n);
     int next = 0;
@@ -775,7 +772,6 @@ int rlvr_harness_run(rlvr_sampler *s, const rlvr_tokenizer *tok, const rlvr_harn
         rlvr_rl_repetition_free(envs[i].rep);
     }
     free(d.fds);
-    free(d.fd_env);
     rlvr_token_buf_free(&d.scratch);
     free(envs);
     free(slots);
