@@ -13,66 +13,11 @@ PY=${2:-/usr/bin/python3}
 export OMP_WAIT_POLICY=passive
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+# shellcheck source=tests/lib/tiny_run.sh
+. "$(dirname "$0")/../lib/tiny_run.sh"
 
-cat > "$dir/q.ini" <<EOF
-[run]
-name = q
-out_dir = $dir
-seed = 5
-
-[model]
-d_model = 32
-n_layers = 1
-n_heads = 2
-n_kv_heads = 1
-d_ff = 64
-max_seq = 256
-
-[sampler]
-kv_slots = 16
-context_tokens = 256
-max_new_tokens = 32
-
-[tasks]
-family = arith
-train_count = 32
-eval_count = 12
-regression_count = 0
-check_runs = 1
-
-[harness]
-max_turns = 1
-max_policy_tokens = 128
-max_context_tokens = 256
-
-[reward]
-max_tokens = 128
-length_budget = 96
-length_slope = 0.05
-format_weight = 0
-
-[sft]
-steps = 6
-batch_sequences = 8
-lr = 3e-3
-
-[grpo]
-group_size = 4
-groups_per_step = 2
-
-[dynamic_sampling]
-max_rounds = 1
-
-[train]
-steps = 2
-
-[checkpoint]
-every = 2
-
-[quickstart]
-eval_samples = 2
-EOF
+tiny_ini "$dir/q.ini" sft run.name=q run.seed=5 tasks.eval_count=12 sft.steps=6 grpo.groups_per_step=2 \
+    dynamic_sampling.max_rounds=1 train.steps=2 -checkpoint.keep quickstart.eval_samples=2
 
 "$RLVR" quickstart --config "$dir/q.ini" --out "$dir/run" > "$dir/out1" 2> "$dir/err1" ||
     { cat "$dir/err1"; fail "quickstart"; }
