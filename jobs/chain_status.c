@@ -193,26 +193,6 @@ static void print_last_metrics(const char *run_dir) {
     printf("last metrics: none yet\n");
 }
 
-/* The chain's jobs and what Slurm says of them; *states_ok false when
- * Slurm's clients could not be asked. */
-static int load_chain(const char *run_dir, rlvr_chain_job **jobs, size_t *n, rlvr_sbatch_job **states,
-                      size_t *n_states, bool *states_ok) {
-    RLVR_TRY(rlvr_chain_read_jobs(run_dir, jobs, n));
-    *states = calloc(*n ? *n : 1, sizeof **states);
-    if (!*states) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
-    char csv[8192];
-    rlvr_chain_ids_csv(*jobs, *n, csv, sizeof csv);
-    *n_states = 0;
-    *states_ok = true;
-    if (!csv[0]) return 0;
-    int rc = rlvr_sbatch_query(csv, *states, *n, n_states);
-    if (rc == RLVR_ENOTFOUND) {
-        *states_ok = false;
-        return 0;
-    }
-    return rc;
-}
-
 static int run_dir_arg(const char *verb, int argc, char **argv, const char **run_dir, void (*usage)(FILE *)) {
     *run_dir = NULL;
     for (int i = 1; i < argc; i++) {
@@ -234,6 +214,52 @@ static int run_dir_arg(const char *verb, int argc, char **argv, const char **run
     return -1;
 }
 
+
+/* The chain's jobs and what Slurm says of them; states_ok false when
+ * Slurm's clients could not be asked. */
+typedef struct {
+    rlvr_chain_job *jobs;
+    size_t n;
+    rlvr_sbatch_job *states;
+    size_t n_states;
+    bool states_ok;
+} chain_view;
+
+static void chain_view_free(chain_view *v) {
+    free(v->jobs);
+    free(v->states);
+}
+
+static int load_chain(const char *run_dir, chain_view *v) {
+    *v = (chain_view){.states_ok = true};
+    RLVR_TRY(rlvr_chain_read_jobs(run_dir, &v->jobs, &v->n));
+    v->states = calloc(v->n ? v->n : 1, sizeof *v->states);
+    if (!v->states) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    char csv[8192];
+    rlvr_chain_ids_csv(v->jobs, v->n, csv, sizeof csv);
+    if (!csv[0]) return 0;
+    int rc = rlvr_sbatch_query(csv, v->states, v->n, &v->n_states);
+    if (rc == RLVR_ENOTFOUND) {
+        v->states_ok = false;
+        return 0;
+    }
+    return rc;
+}
+
+/* The command's RUNDIR argument and its chain: -1 to go on with *v loaded,
+ * else the exit status (usage, or the error already printed). */
+static int open_chain(const char *verb, int argc, char **argv, void (*usage)(FILE *), const char **run_dir,
+                      chain_view *v) {
+    int early = run_dir_arg(verb, argc, argv, run_dir, usage);
+    if (early >= 0) return early;
+    int rc = load_chain(*run_dir, v);
+    if (rc < 0) {
+        chain_view_free(v);
+        return rlvr_cmd_fail(verb, rc);
+    }
+    return -1;
+}
+
 static void status_usage(FILE *f) {
     fprintf(f, "usage: rlvr status RUNDIR\n"
                "  The run's Slurm chain (`rlvr submit`): each part's job, its state (squeue, else sacct or\n"
@@ -244,25 +270,15 @@ static void status_usage(FILE *f) {
 
 int rlvr_cmd_status(int argc, char **argv) {
     const char *run_dir;
-    int early = run_dir_arg("status", argc, argv, &run_dir, status_usage);
+    chain_view v;
+    int early = open_chain("status", argc, argv, status_usage, &run_dir, &v);
     if (early >= 0) return early;
-    rlvr_chain_job *jobs = NULL;
-    rlvr_sbatch_job *states = NULL;
-    size_t n = 0, n_states = 0;
-    bool states_ok = true;
-    int rc = load_chain(run_dir, &jobs, &n, &states, &n_states, &states_ok);
-    if (rc < 0) {
-        free(jobs);
-        free(states);
-        return rlvr_cmd_fail("status", rc);
-    }
     printf("chain of %s\n", run_dir);
-    if (!states_ok) printf("(squeue not found: job states unknown, markers only)\n");
-    print_jobs(run_dir, jobs, n, states, n_states);
+    if (!v.states_ok) printf("(squeue not found: job states unknown, markers only)\n");
+    print_jobs(run_dir, v.jobs, v.n, v.states, v.n_states);
     print_checkpoints(run_dir);
     print_last_metrics(run_dir);
-    free(jobs);
-    free(states);
+    chain_view_free(&v);
     return RLVR_EXIT_OK;
 }
 
@@ -277,14 +293,14 @@ static void cancel_usage(FILE *f) {
 
 int rlvr_cmd_cancel(int argc, char **argv) {
     const char *run_dir;
-    int early = run_dir_arg("cancel", argc, argv, &run_dir, cancel_usage);
+    chain_view v;
+    int early = open_chain("cancel", argc, argv, cancel_usage, &run_dir, &v);
     if (early >= 0) return early;
-    rlvr_chain_job *jobs = NULL;
-    rlvr_sbatch_job *states = NULL;
-    size_t n = 0, n_states = 0;
-    bool states_ok = true;
-    int rc = load_chain(run_dir, &jobs, &n, &states, &n_states, &states_ok);
-    if (rc == 0 && !states_ok)
+    const rlvr_chain_job *jobs = v.jobs;
+    const rlvr_sbatch_job *states = v.states;
+    size_t n = v.n, n_states = v.n_states;
+    int rc = 0;
+    if (!v.states_ok)
         rc = RLVR_FAIL(RLVR_ENOTFOUND, "squeue not found on PATH: cannot tell which jobs are live");
     char csv[8192] = "", names[4096] = "";
     size_t len = 0, nlen = 0;
@@ -300,8 +316,7 @@ int rlvr_cmd_cancel(int argc, char **argv) {
         if (w > 0 && (size_t)w < sizeof names - nlen) nlen += (size_t)w;
     }
     if (rc == 0) rc = rlvr_sbatch_cancel(csv);
-    free(jobs);
-    free(states);
+    chain_view_free(&v);
     if (rc < 0) return rlvr_cmd_fail("cancel", rc);
     if (len) printf("cancelled: %s\n", names);
     else printf("nothing to cancel: no job of the chain of %s is queued or running\n", run_dir);
