@@ -1,5 +1,5 @@
 /* io/gate_report.h — the release gate's report as an HDF5 file (format
- * "rlvr-gate-report", version 1; schema: docs/FORMATS.md "Gate report"), and
+ * "rlvr.gate_report", version 1; schema: docs/FORMATS.md "Gate report"), and
  * the run directory's `promoted` marker.
  *
  * The rows are plain data so io/ needs nothing of eval/: jobs/gate.c turns
@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RLVR_FORMAT_GATE_REPORT "rlvr-gate-report"
+#define RLVR_FORMAT_GATE_REPORT "rlvr.gate_report"
 #define RLVR_GATE_REPORT_FORMAT_VERSION 1
 
 /* Fixed widths of the string datasets (bytes, NUL included); longer values

@@ -51,14 +51,14 @@ stem=$(basename "$ckpt" .h5)
 ls "$run" | grep -q '\.part$' && fail "a .part file was left in $run"
 
 # the HDF5 report: h5dump and h5py read it
-h5dump -a /format "$run/gate/$stem.h5" | grep -q '"rlvr-gate-report"' || fail "h5dump: format"
+h5dump -a /format "$run/gate/$stem.h5" | grep -q '"rlvr.gate_report"' || fail "h5dump: format"
 h5dump -d /criteria/passed "$run/gate/$stem.h5" >"$tmp/dump" || fail "h5dump /criteria/passed"
 grep -q "(0): 1, 1, 1" "$tmp/dump" || fail "criteria flags: $(cat "$tmp/dump")"
 /usr/bin/python3 - "$run/gate/$stem.h5" "$run/gate/$stem.json" "$(realpath "$ckpt")" <<'PY'
 import h5py, json, sys
 f = h5py.File(sys.argv[1], "r")
 doc = json.load(open(sys.argv[2]))
-assert f.attrs["format"] == "rlvr-gate-report" and f.attrs["format_version"] == 1
+assert f.attrs["format"] == "rlvr.gate_report" and f.attrs["format_version"] == 1
 assert f.attrs["passed"] == 1 and f.attrs["candidate"] == sys.argv[3] and f.attrs["samples"] == 2
 assert [x.decode() for x in f["criteria/name"][:]] == ["target", "regression", "compliance"]
 assert [x.decode() for x in f["tests/criterion"][:]] == ["target", "regression"]
