@@ -15,6 +15,8 @@
 #include "jobs/commands.h"
 #include "policy/tokenizer.h"
 
+#include <dirent.h>
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -167,6 +169,33 @@ static void render_rollout(const inspect_opts *o, const rlvr_tokenizer *tok, int
     }
 }
 
+/* A step has one shard per trainer rank: says which of the step's files sit
+ * next to this one (by name; not opened), so a reader knows this file is a
+ * part of the step. */
+static void print_step_files(const char *path, int64_t step, int rank) {
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path == 0 ? 1 : slash - path), path);
+    DIR *d = opendir(dir);
+    if (!d) return;
+    int files = 0, lo = INT_MAX, hi = -1;
+    for (struct dirent *e; (e = readdir(d));) {
+        long long st = 0;
+        int r = 0, end = 0;
+        if (sscanf(e->d_name, "step_%lld.rank_%d.h5%n", &st, &r, &end) != 2 || end == 0 || e->d_name[end] ||
+            st != step)
+            continue;
+        files++;
+        lo = r < lo ? r : lo, hi = r > hi ? r : hi;
+    }
+    closedir(d);
+    if (files > 1)
+        printf("step %lld has %d shard files in %s (trainer ranks %d … %d, each holds the rollouts that rank "
+               "trained on): this is rank %d's\n",
+               (long long)step, files, dir, lo, hi, rank);
+}
+
 static int inspect_shard(const inspect_opts *o) {
     rlvr_shard *s;
     RLVR_TRY(rlvr_shard_open(&s, o->path));
@@ -181,6 +210,7 @@ static int inspect_shard(const inspect_opts *o) {
     if (rlvr_tokenizer_new_byte(&tok) < 0) tok = NULL; /* then ids print as <id> */
     printf("%s: rollout shard, format %d: step %lld, rank %d, written %s\n", o->path, info->format_version,
            (long long)info->step, info->rank, info->created_utc);
+    print_step_files(o->path, info->step, info->rank);
     int64_t verdicts[RLVR_VERDICT_COUNT] = {0}, policy_tokens = 0;
     double reward = 0;
     printf("\n%5s  %-20s %7s %4s %5s %5s %9s %8s  %-10s %-11s %7s %6s %5s\n", "#", "task", "group", "idx", "ver",

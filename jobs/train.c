@@ -10,16 +10,18 @@
  *      task are verified once: [train] verify_cache), verdicts → rewards
  *      (rl/reward.h) → group advantages (rl/advantage.h); zero-variance
  *      groups are dropped and counted, the tracker observes every group;
- *   4. the trainer re-scores the kept rollouts (forward at the sampling
- *      temperature), logs max |sampler − trainer log-prob| over policy
- *      tokens, computes the clipped token objective against the recorded
- *      sampling log-probs (rl/objective.h; with [grpo] kl_beta > 0 also the
- *      k3 KL to the frozen reference, [train] init), backward, AdamW,
- *      version + 1 — split over data-parallel trainer ranks when there are
- *      several (rlvr_trainer_apply, jobs/train_dist.c);
- *   5. the kept rollouts go to shards/step_N.rank_0.h5, one metrics row to
- *      metrics.h5, a progress line to stderr; checkpoints every [checkpoint]
- *      every steps, at the end, and when a signal asked to stop.
+ *   4. each trainer rank writes the kept rollouts it trains on to
+ *      shards/step_N.rank_R.h5 (one process: all of them, rank 0), then
+ *      re-scores them (forward at the sampling temperature), logs max
+ *      |sampler − trainer log-prob| over policy tokens, computes the clipped
+ *      token objective against the recorded sampling log-probs
+ *      (rl/objective.h; with [grpo] kl_beta > 0 also the k3 KL to the frozen
+ *      reference, [train] init), backward, AdamW, version + 1 — split over
+ *      data-parallel trainer ranks when there are several
+ *      (rlvr_trainer_apply, jobs/train_dist.c);
+ *   5. one metrics row to metrics.h5, a progress line to stderr;
+ *      checkpoints every [checkpoint] every steps, at the end, and when a
+ *      signal asked to stop.
  * Bounded-async mode ([train] max_staleness > 0 with rollout ranks): step
  * 1's tasks come from the take hook instead (groups drawn and handed out
  * ahead of time by jobs/train_dist.c, admitted by staleness); steps 3–5 are
@@ -48,10 +50,14 @@
 #include "rl/objective.h"
 #include "rl/reward.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define SEQ_PER_GROUP 1024 /* sampling sequence = group index in the step · this + rollout index */
 #define MICRO_SEQS 16      /* sequences per trainer forward/backward (gradients accumulate) */
@@ -250,6 +256,33 @@ static int score_round(rlvr_trainer *t, step_batch *b, int from, rlvr_dynsample 
 
 /* ---- the trainer's update ----------------------------------------------------------------- */
 
+/* The shard of (step, rank): recs[lo, hi) with their advantages. */
+static int write_shard(const rlvr_run *r, int64_t step, int rank, const rlvr_rollout *const *recs, const double *adv,
+                       int lo, int hi) {
+    rlvr_shard_options so = rlvr_io_shard_options(&r->io);
+    rlvr_shard_writer *w = NULL;
+    RLVR_TRY(rlvr_shard_create(&w, r->io.shard_dir, step, rank, &so));
+    int rc = 0;
+    for (int i = lo; rc == 0 && i < hi; i++) rc = rlvr_shard_append(w, recs[i], (float)adv[i]);
+    if (rc < 0) {
+        rlvr_shard_abort(w);
+        return rc;
+    }
+    return rlvr_shard_commit(w, NULL, 0);
+}
+
+/* A step without an update (nothing to train on) still gets one shard per
+ * trainer rank, so every (step, rank) file exists: the leader writes them,
+ * rank 0's with the step's kept rollouts (if any), the others empty — the
+ * other ranks hear of a step only through its update. */
+static int write_untrained_shards(const rlvr_trainer *t, int64_t step, const rlvr_rollout *const *recs,
+                                  const double *adv, int n) {
+    if (!t->run->io.shards) return 0;
+    for (int rank = 0; rank < t->dp.size; rank++)
+        RLVR_TRY(write_shard(t->run, step, rank, recs, adv, 0, rank == 0 ? n : 0));
+    return 0;
+}
+
 static int update(rlvr_trainer *t, step_batch *b, step_stats *s) {
     int64_t N = 0;
     int kept = 0;
@@ -259,14 +292,13 @@ static int update(rlvr_trainer *t, step_batch *b, step_stats *s) {
             if (b->include[i]) N += rlvr_rollout_policy_tokens(&b->jobs[i].record), kept++;
     }
     s->rollouts = kept;
-    if (kept == 0 || N == 0) return 0; /* nothing informative: no gradient, the weights stay (the step counts) */
     rlvr_update_batch u = {.step = t->step + 1, .opt = t->run->rl.grpo.objective, .n = kept};
     u.opt.entropy_coef = t->entropy.coef;
     /* normalisers over the whole step's batch, not one micro-batch (nor one trainer rank's part) */
     if (u.opt.aggregation == RLVR_AGG_TOKENS) u.opt.normaliser = (double)N;
     if (u.opt.aggregation == RLVR_AGG_SEQUENCE) u.opt.normaliser = (double)kept;
-    const rlvr_rollout **recs = malloc((size_t)kept * sizeof *recs);
-    double *adv = malloc((size_t)kept * sizeof *adv);
+    const rlvr_rollout **recs = malloc((size_t)(kept > 0 ? kept : 1) * sizeof *recs);
+    double *adv = malloc((size_t)(kept > 0 ? kept : 1) * sizeof *adv);
     int rc = recs && adv ? 0 : RLVR_FAIL(RLVR_ENOMEM, "out of memory");
     for (int g = 0, m = 0; rc == 0 && g < b->n_groups; g++) {
         if (!b->groups[g].kept) continue;
@@ -274,10 +306,15 @@ static int update(rlvr_trainer *t, step_batch *b, step_stats *s) {
             if (b->include[i]) recs[m] = &b->jobs[i].record, adv[m] = b->advantage[i], m++;
     }
     u.recs = recs, u.adv = adv;
-    if (rc == 0 && t->dp.share) rc = t->dp.share(t->dp.ctx, &u);
-    if (rc == 0) rc = rlvr_trainer_apply(t, &u, s);
+    if (rc == 0 && (kept == 0 || N == 0)) {
+        /* nothing informative: no gradient, the weights stay (the step counts) */
+        rc = write_untrained_shards(t, u.step, recs, adv, kept);
+    } else {
+        if (rc == 0 && t->dp.share) rc = t->dp.share(t->dp.ctx, &u);
+        if (rc == 0) rc = rlvr_trainer_apply(t, &u, s);
+        s->policy_tokens = N;
+    }
     free(recs), free(adv);
-    s->policy_tokens = N;
     return rc;
 }
 
@@ -300,6 +337,10 @@ void rlvr_update_part(const rlvr_update_batch *b, int rank, int size, int *lo, i
 int rlvr_trainer_apply(rlvr_trainer *t, const rlvr_update_batch *b, step_stats *s) {
     int lo = 0, hi = b->n, idx[MICRO_SEQS];
     if (t->dp.size > 1) rlvr_update_part(b, t->dp.rank, t->dp.size, &lo, &hi);
+    /* this rank's shard first: a rank that cannot write it fails before the
+     * gradient sum, so no step completes (nor is checkpointed) unless every
+     * trainer rank's shard of it is on disk */
+    if (t->run->io.shards) RLVR_TRY(write_shard(t->run, b->step, t->dp.rank, b->recs, b->adv, lo, hi));
     double t0 = rlvr_now();
     RLVR_TRY(rlvr_model_zero_grad(t->model));
     for (int at = lo; at < hi; at += MICRO_SEQS) {
@@ -521,24 +562,6 @@ static void progress_line(const rlvr_trainer *t, const rlvr_metrics_row *row, do
     }
 }
 
-static int write_shard(rlvr_trainer *t, const step_batch *b) {
-    if (!t->run->io.shards) return 0;
-    rlvr_shard_options so = rlvr_io_shard_options(&t->run->io);
-    rlvr_shard_writer *w = NULL;
-    RLVR_TRY(rlvr_shard_create(&w, t->run->io.shard_dir, t->step, 0, &so));
-    int rc = 0;
-    for (int g = 0; rc == 0 && g < b->n_groups; g++) {
-        if (!b->groups[g].kept) continue;
-        for (int i = b->groups[g].first_job; rc == 0 && i < b->groups[g].first_job + b->groups[g].G; i++)
-            if (b->include[i]) rc = rlvr_shard_append(w, &b->jobs[i].record, (float)b->advantage[i]);
-    }
-    if (rc < 0) {
-        rlvr_shard_abort(w);
-        return rc;
-    }
-    return rlvr_shard_commit(w, NULL, 0);
-}
-
 static int train_step(rlvr_trainer *t, rlvr_metrics_row *row) {
     step_batch b = {0};
     step_stats s = {0};
@@ -568,7 +591,6 @@ static int train_step(rlvr_trainer *t, rlvr_metrics_row *row) {
         if (s.tokens > 0) rc = rlvr_rl_entropy_update(&t->entropy, s.entropy_sum / (double)s.tokens);
         if (rc == 0 && t->after_update) rc = t->after_update(t->after_update_ctx, t->model, t->version);
     }
-    if (rc == 0) rc = write_shard(t, &b);
     s.wall = rlvr_now() - t0;
     rlvr_metrics_row_init(row, t->step);
     fill_row(t, &b, &s, &ds, row);
@@ -715,8 +737,51 @@ static int run_steps(rlvr_trainer *t) {
     return t->step < r->stop_step ? 1 : 0;
 }
 
+/* Whether `name` is a shard file (or its .part) and of which step. */
+static bool shard_file_step(const char *name, int64_t *step) {
+    long long st = 0;
+    int rank = 0, end = 0;
+    if (sscanf(name, "step_%lld.rank_%d.h5%n", &st, &rank, &end) != 2 || end == 0) return false;
+    if (name[end] && strcmp(name + end, ".part") != 0) return false;
+    *step = st;
+    return true;
+}
+
+/* Deletes the shards (and .part files) of steps after the one the run
+ * starts from: they come from a job that ended before checkpointing them,
+ * and the steps are trained again. Without this a rerun with fewer trainer
+ * ranks would leave the old job's files of the higher ranks next to the new
+ * ones (a rerun rewrites only its own ranks' files, by rename). */
+static int prune_stale_shards(const rlvr_trainer *t) {
+    const char *dir = t->run->io.shard_dir;
+    DIR *d = opendir(dir);
+    if (!d) return errno == ENOENT ? 0 : rlvr_error_errno_at(__FILE__, __LINE__, "listing %s", dir);
+    int removed = 0, rc = 0;
+    for (struct dirent *e; rc == 0 && (e = readdir(d));) {
+        int64_t step = 0;
+        if (!shard_file_step(e->d_name, &step) || step <= t->step) continue;
+        char path[RLVR_IO_PATH_CAP];
+        struct stat st;
+        if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path)
+            rc = RLVR_FAIL(RLVR_EINVAL, "shard path %s/%s is too long", dir, e->d_name);
+        else if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
+            continue; /* gone meanwhile, or not a file rlvr wrote */
+        else if (unlink(path) != 0 && errno != ENOENT)
+            rc = rlvr_error_errno_at(__FILE__, __LINE__, "removing the stale shard %s", path);
+        else
+            removed++;
+    }
+    closedir(d);
+    if (removed)
+        fprintf(stderr, "train: removed %d shard files of steps after step %lld (left by an earlier job; those steps "
+                        "are trained again)\n",
+                removed, (long long)t->step);
+    return rc;
+}
+
 int rlvr_trainer_run(rlvr_trainer *t) {
     const rlvr_run *r = t->run;
+    if (r->io.shards) RLVR_TRY(prune_stale_shards(t));
     fprintf(stderr, "train: steps %lld → %lld, %d train tasks, G = %d, %d informative groups per step\n",
             (long long)t->step, (long long)r->train.steps, r->n_split[RLVR_SPLIT_TRAIN], r->rl.grpo.group_size,
             r->rl.grpo.groups_per_step);

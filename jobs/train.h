@@ -104,7 +104,10 @@ int64_t rlvr_trainer_version(const rlvr_trainer *t);
  * One optimizer step's input, the same on every trainer rank: the step's
  * kept rollouts in batch order with their advantages, and the objective
  * options with the normalisers of the WHOLE step (tokens / sequences over
- * all of it), so the parts' gradients add up to the one-rank gradient. */
+ * all of it), so the parts' gradients add up to the one-rank gradient.
+ * Each trainer rank writes its part to its shard (step, rank), so with
+ * [shards] write on, recs[lo, hi) of a rank's part must be whole records
+ * (SPEC §5); the rest need only tokens, log-probs and mask. */
 typedef struct {
     int64_t step;                        /* the optimizer step number (1-based) */
     rlvr_objective_options opt;
@@ -145,9 +148,11 @@ rlvr_model *rlvr_trainer_model_mut(rlvr_trainer *t);
 /* The frozen KL reference ([grpo] kl_beta > 0), else NULL. */
 rlvr_model *rlvr_trainer_reference(rlvr_trainer *t);
 
-/* One optimizer step on this rank's part of b: zero the gradients,
- * micro-batches over [lo, hi), reduce (data-parallel), AdamW step b->step,
- * check the replicas. Fills s's loss, token counts, grad_norm, lr. */
+/* One optimizer step on this rank's part of b: write the part to the shard
+ * <shards>/step_<b->step>.rank_<rank>.h5 ([shards] write; before any
+ * collective, so a rank that cannot write fails the step), zero the
+ * gradients, micro-batches over [lo, hi), reduce (data-parallel), AdamW step
+ * b->step, check the replicas. Fills s's loss, token counts, grad_norm, lr. */
 int rlvr_trainer_apply(rlvr_trainer *t, const rlvr_update_batch *b, step_stats *s);
 
 /* One micro-batch of the update: forward, objective against the recorded

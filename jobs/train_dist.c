@@ -89,6 +89,9 @@ typedef struct {
     char *update_buf;      /* the step's batch as broadcast (native byte order: one binary) */
     size_t update_cap, update_len;
     int64_t replica_checks; /* steps after which the trainer ranks' weights were compared (and equal) */
+    rlvr_wire_buf part;     /* [shards] write: one trainer rank's part of the batch as whole records */
+    rlvr_rollout *part_recs; /* non-leader trainer rank: its part, decoded (buffers kept between steps) */
+    int n_part_recs, cap_part_recs;
 } dist;
 
 static void sleep_us(long us) {
@@ -1304,13 +1307,97 @@ static int bcast_update(dist *d, bool leader) {
     return 0;
 }
 
-/* rlvr_trainer_dp.share (leader): UPDATE to each trainer rank, then the batch. */
+/* [shards] write: each trainer rank writes its part of the batch to its own
+ * shard, which needs what the broadcast leaves out (task, group, rewards,
+ * verdict, turns, timings, seeds …). The leader sends trainer rank r its part
+ * [lo_r, hi_r) as whole records, point to point on the trainer communicator:
+ * a u64 byte count, then the bytes in chunks of at most 1 GiB; the bytes are,
+ * per record in batch order, a u64 length and the wire record (mpi/wire.h,
+ * external32, versioned). */
+#define PART_TAG 7100
+#define PART_CHUNK (1 << 30)
+
+static int encode_part(dist *d, const rlvr_update_batch *b, int lo, int hi) {
+    d->part.len = 0;
+    for (int i = lo; i < hi; i++) {
+        RLVR_TRY(rlvr_wire_encode_record(&d->out, b->recs[i], NULL, 0));
+        uint64_t len = d->out.len;
+        RLVR_TRY(rlvr_wire_buf_reserve(&d->part, d->part.len + sizeof len + d->out.len));
+        memcpy(d->part.data + d->part.len, &len, sizeof len);
+        memcpy(d->part.data + d->part.len + sizeof len, d->out.data, d->out.len);
+        d->part.len += sizeof len + d->out.len;
+    }
+    return 0;
+}
+
+static int send_part(dist *d, int trainer_rank) {
+    uint64_t bytes = d->part.len;
+    RLVR_MPI_CHECK(MPI_Send(&bytes, 1, MPI_UINT64_T, trainer_rank, PART_TAG, d->roles.role_comm));
+    for (uint64_t at = 0; at < bytes;) {
+        int chunk = bytes - at > PART_CHUNK ? PART_CHUNK : (int)(bytes - at);
+        RLVR_MPI_CHECK(MPI_Send(d->part.data + at, chunk, MPI_BYTE, trainer_rank, PART_TAG, d->roles.role_comm));
+        at += (uint64_t)chunk;
+    }
+    return 0;
+}
+
+static int send_parts(dist *d, const rlvr_update_batch *b) {
+    for (int r = 1; r < d->roles.role_size; r++) {
+        int lo = 0, hi = 0;
+        rlvr_update_part(b, r, d->roles.role_size, &lo, &hi);
+        RLVR_TRY(encode_part(d, b, lo, hi));
+        RLVR_TRY(send_part(d, r));
+    }
+    return 0;
+}
+
+/* A non-leader trainer rank: its part from the leader, decoded into
+ * d->part_recs[0 .. d->n_part_recs). */
+static int receive_part(dist *d) {
+    uint64_t bytes = 0;
+    RLVR_MPI_CHECK(MPI_Recv(&bytes, 1, MPI_UINT64_T, 0, PART_TAG, d->roles.role_comm, MPI_STATUS_IGNORE));
+    RLVR_TRY(rlvr_wire_buf_reserve(&d->part, (size_t)bytes));
+    for (uint64_t at = 0; at < bytes;) {
+        int chunk = bytes - at > PART_CHUNK ? PART_CHUNK : (int)(bytes - at);
+        RLVR_MPI_CHECK(MPI_Recv(d->part.data + at, chunk, MPI_BYTE, 0, PART_TAG, d->roles.role_comm,
+                                MPI_STATUS_IGNORE));
+        at += (uint64_t)chunk;
+    }
+    d->part.len = (size_t)bytes;
+    d->n_part_recs = 0;
+    for (size_t at = 0; at < d->part.len;) {
+        uint64_t len = 0;
+        if (d->part.len - at < sizeof len)
+            return rlvr_error_set(RLVR_EFORMAT, "the leader's shard part is cut short at byte %zu of %zu", at,
+                                  d->part.len);
+        memcpy(&len, d->part.data + at, sizeof len);
+        at += sizeof len;
+        if (len > d->part.len - at)
+            return rlvr_error_set(RLVR_EFORMAT, "record %d of the leader's shard part claims %llu bytes, %zu are left",
+                                  d->n_part_recs, (unsigned long long)len, d->part.len - at);
+        if (d->n_part_recs == d->cap_part_recs) {
+            int cap = d->cap_part_recs ? 2 * d->cap_part_recs : 64;
+            rlvr_rollout *p = realloc(d->part_recs, (size_t)cap * sizeof *p);
+            if (!p) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+            memset(p + d->cap_part_recs, 0, (size_t)(cap - d->cap_part_recs) * sizeof *p);
+            d->part_recs = p, d->cap_part_recs = cap;
+        }
+        RLVR_TRY(rlvr_wire_decode_record(&d->part_recs[d->n_part_recs], NULL, d->part.data + at, (size_t)len));
+        d->n_part_recs++;
+        at += (size_t)len;
+    }
+    return 0;
+}
+
+/* rlvr_trainer_dp.share (leader): UPDATE to each trainer rank, then the
+ * batch, then ([shards] write) each rank's part as whole records. */
 static int dp_share(void *ctx, const rlvr_update_batch *b) {
     dist *d = ctx;
     for (int i = 1; i < d->roles.layout.trainer; i++)
         RLVR_TRY(send_control(d, world_rank(d, RLVR_ROLE_TRAINER, i), RLVR_CONTROL_UPDATE, b->step, b->n));
     RLVR_TRY(encode_update(d, b));
-    return bcast_update(d, true);
+    RLVR_TRY(bcast_update(d, true));
+    return d->run->io.shards ? send_parts(d, b) : 0;
 }
 
 /* Stats summed over trainer ranks in rank order (max for the log-prob gap). */
@@ -1396,12 +1483,35 @@ static int bcast_state(dist *d, rlvr_trainer *t) {
     return 0;
 }
 
+/* [shards] write: this rank's part as whole records in place of the
+ * broadcast's views, which hold what the gradient needs and nothing else. */
+static int take_part(dist *d, update_view *v) {
+    int lo = 0, hi = 0;
+    rlvr_update_part(&v->b, d->roles.role_rank, d->roles.role_size, &lo, &hi);
+    RLVR_TRY(receive_part(d));
+    if (d->n_part_recs != hi - lo)
+        return rlvr_error_set(RLVR_EFORMAT, "step %lld: the leader sent %d records for this rank's part, rollouts "
+                                            "[%d, %d) of the batch",
+                              (long long)v->b.step, d->n_part_recs, lo, hi);
+    for (int i = lo; i < hi; i++) {
+        const rlvr_rollout *whole = &d->part_recs[i - lo], *view = v->ptrs[i];
+        if (whole->n_tokens != view->n_tokens ||
+            memcmp(whole->tokens, view->tokens, (size_t)view->n_tokens * sizeof *view->tokens) != 0)
+            return rlvr_error_set(RLVR_EFORMAT, "step %lld: record %d of the leader's shard part (task %s) is not "
+                                                "rollout %d of the batch",
+                                  (long long)v->b.step, i - lo, whole->task_id, i);
+        v->ptrs[i] = whole;
+    }
+    return 0;
+}
+
 /* UPDATE on a non-leader trainer rank: the batch, then the step on its part. */
 static int follow_update(dist *d) {
     RLVR_TRY(bcast_update(d, false));
     update_view v = {0};
     step_stats s = {0};
     int rc = decode_update(d, &v);
+    if (rc == 0 && d->run->io.shards) rc = take_part(d, &v);
     if (rc == 0) rc = rlvr_trainer_apply(d->replica, &v.b, &s);
     free(v.recs), free(v.ptrs);
     return rc;
@@ -1653,6 +1763,9 @@ static int train_ranks(rlvr_run *r, const rlvr_layout *layout, bool resume, cons
     rlvr_wire_buf_free(&d.out);
     rlvr_rollout_free(&d.rec);
     free(d.update_buf);
+    rlvr_wire_buf_free(&d.part);
+    for (int i = 0; i < d.cap_part_recs; i++) rlvr_rollout_free(&d.part_recs[i]);
+    free(d.part_recs);
     free(d.host_names);
     free(d.hosts);
     rlvr_mpi_roles_free(&d.roles);

@@ -12,10 +12,12 @@
  * of rollout and verifier ranks. Messages: docs/WIRE.md "Training protocol".
  *
  * Data-parallel trainer ranks ([layout] trainer = T > 1, either mode): the
- * leader hands each update's batch to trainer ranks 1 … T−1; every trainer
- * rank computes the gradient of its token-balanced range of it, the
- * gradients are summed in rank order (mpi/reduce.h), every rank steps AdamW
- * and the replicas' weight hashes are compared after each update. A run is
+ * leader hands each update's batch to trainer ranks 1 … T−1 (and each its
+ * range as whole records, for its shard); every trainer rank writes its
+ * token-balanced range of it to its own shard (step, rank) and computes its
+ * gradient, the gradients are summed in rank order (mpi/reduce.h), every
+ * rank steps AdamW and the replicas' weight hashes are compared after each
+ * update. A run is
  * bit-reproducible for a fixed T (docs/WIRE.md "Data-parallel trainer
  * ranks").
  *
