@@ -2,7 +2,8 @@
  *
  *   shard_write      rollout shard write per deflate level: create, append,
  *                    commit (Fletcher32 on every chunk, shuffle + deflate when
- *                    the level is > 0, fsync, rename, directory fsync),
+ *                    the level is > 0 (ISA-L's igzip at 1..3, libdeflate
+ *                    at 4..9), fsync, rename, directory fsync),
  *                    against the ceiling: write(2) of the same number of
  *                    payload bytes into a new file in 1 MiB calls, fsync,
  *                    directory fsync — the same durability — in the same
@@ -379,8 +380,9 @@ int rlvr_bench_io(const rlvr_bench_options *opt) {
                r->ratio, r->stored_mb);
     }
     printf("ceiling: the same payload bytes through plain system calls, in this run (MB = uncompressed payload)\n"
-           "  shard_write      create + append + commit (Fletcher32 per chunk; shuffle + deflate at deflate>0;\n"
-           "                   fsync, rename, directory fsync) vs write(2) into a new file in 1 MiB calls +\n"
+           "  shard_write      create + append + commit (Fletcher32 per chunk; shuffle + deflate at deflate>0,\n"
+           "                   ISA-L igzip at 1-3, libdeflate at 4-9, on every core; fsync, rename,\n"
+           "                   directory fsync) vs write(2) into a new file in 1 MiB calls +\n"
            "                   fsync + directory fsync; best of %d each, tries alternating\n"
            "  shard_read       open (every chunk read and checked) + every rollout vs read(2) of the raw file\n"
            "  checkpoint_save  write, fsync, rename, directory fsync, `latest` vs write(2) of the three\n"

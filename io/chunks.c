@@ -4,6 +4,7 @@
 #include "core/error.h"
 
 #include <fcntl.h>
+#include <isa-l/igzip_lib.h>
 #include <libdeflate.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -38,8 +39,16 @@ typedef struct {
     size_t cap;
 } spare;
 
-/* What one thread keeps from chunk to chunk. */
+/* Levels up to this one go to ISA-L's igzip (its levels 1..3, several
+ * times faster than libdeflate on shuffled chunks); denser levels go to
+ * libdeflate. Both write standard zlib streams. */
+enum { ISAL_MAX_LEVEL = ISAL_DEF_MAX_LEVEL };
+
+/* What one thread keeps from chunk to chunk: the compressor of the batch's
+ * level (igzip's stream and level buffer, or libdeflate's). */
 typedef struct {
+    struct isal_zstream *igzip;
+    unsigned char *igzip_level_buf;
     struct libdeflate_compressor *deflate;
     unsigned char *scratch; /* the shuffled chunk */
     size_t scratch_cap;
@@ -239,6 +248,79 @@ void rlvr_h5_shuffle(unsigned char *restrict dst, const unsigned char *restrict 
 
 static size_t chunk_bytes(const rlvr_h5_column *c) { return c->chunk_rows * c->elem_size; }
 
+/* Room for a zlib stream of n bytes from either compressor. igzip stores
+ * the data (5 bytes per 65535-byte stored block + 2-byte header + 4-byte
+ * trailer) when its compressed output would not fit that much room, so it
+ * never fails given this bound; libdeflate's own bound is larger still. */
+static size_t zlib_bound(size_t n) {
+    size_t stored = n + 5 * (n / 65535 + 1) + 2 + 4;
+    size_t libdeflate = libdeflate_zlib_compress_bound(NULL, n);
+    return stored > libdeflate ? stored : libdeflate;
+}
+
+static size_t igzip_level_buf_size(int level) {
+    switch (level) {
+    case 1: return ISAL_DEF_LVL1_DEFAULT;
+    case 2: return ISAL_DEF_LVL2_DEFAULT;
+    default: return ISAL_DEF_LVL3_DEFAULT;
+    }
+}
+
+/* igzip counts in 32 bits; larger chunks (HDF5 caps them at 4 GiB) go to
+ * libdeflate. */
+static bool use_igzip(int level, size_t n) { return level <= ISAL_MAX_LEVEL && zlib_bound(n) <= UINT32_MAX; }
+
+/* One zlib stream of in[0..n) into out (cap bytes, at least zlib_bound(n)):
+ * its size, or 0 when out of memory or the compressor failed (rc says
+ * which). The compressor is created on first use and kept by the thread. */
+static size_t compress_zlib(worker *w, int level, const unsigned char *in, size_t n, unsigned char *out, size_t cap,
+                            int *rc) {
+    if (use_igzip(level, n)) {
+        if (!w->igzip) {
+            w->igzip = malloc(sizeof *w->igzip);
+            w->igzip_level_buf = malloc(igzip_level_buf_size(level));
+            if (!w->igzip || !w->igzip_level_buf) {
+                free(w->igzip);
+                free(w->igzip_level_buf);
+                w->igzip = NULL;
+                w->igzip_level_buf = NULL;
+                *rc = RLVR_ENOMEM;
+                return 0;
+            }
+        }
+        /* every field from zero each time, hist_bits (which
+         * isal_deflate_stateless_init leaves alone and which picks the
+         * window) included: the output must not depend on what the
+         * thread compressed before */
+        struct isal_zstream *z = w->igzip;
+        memset(z, 0, sizeof *z);
+        isal_deflate_stateless_init(z);
+        z->hist_bits = 0; /* igzip's default window, 32 KiB */
+        z->level = (uint32_t)level;
+        z->level_buf = w->igzip_level_buf;
+        z->level_buf_size = (uint32_t)igzip_level_buf_size(level);
+        z->gzip_flag = IGZIP_ZLIB;
+        z->end_of_stream = 1;
+        z->flush = NO_FLUSH;
+        z->next_in = (uint8_t *)in; /* igzip reads it only */
+        z->avail_in = (uint32_t)n;
+        z->next_out = out;
+        z->avail_out = (uint32_t)cap;
+        if (isal_deflate_stateless(z) != COMP_OK || z->avail_in != 0) {
+            *rc = RLVR_EIO;
+            return 0;
+        }
+        return z->total_out;
+    }
+    if (!w->deflate && !(w->deflate = libdeflate_alloc_compressor(level))) {
+        *rc = RLVR_ENOMEM;
+        return 0;
+    }
+    size_t size = libdeflate_zlib_compress(w->deflate, in, n, out, cap);
+    if (size == 0) *rc = RLVR_EIO; /* cannot happen: cap is at least libdeflate's bound */
+    return size;
+}
+
 static void put_checksum(unsigned char *data, size_t size) {
     uint32_t sum = rlvr_h5_fletcher32(data, size);
     for (int k = 0; k < 4; k++) data[size + (size_t)k] = (unsigned char)(sum >> (8 * k));
@@ -252,10 +334,6 @@ static void encode(pending *p, int level, worker *w) {
         put_checksum(p->raw, n);
         p->stored = p->raw;
         p->stored_size = n + 4;
-        return;
-    }
-    if (!w->deflate && !(w->deflate = libdeflate_alloc_compressor(level))) {
-        p->rc = RLVR_ENOMEM;
         return;
     }
     const unsigned char *data = p->raw;
@@ -272,11 +350,8 @@ static void encode(pending *p, int level, worker *w) {
         rlvr_h5_shuffle(w->scratch, p->raw, count, elem);
         data = w->scratch;
     }
-    size_t size = libdeflate_zlib_compress(w->deflate, data, n, p->out, p->out_cap - 4);
-    if (size == 0) { /* cannot happen: out_cap is libdeflate's bound */
-        p->rc = RLVR_EIO;
-        return;
-    }
+    size_t size = compress_zlib(w, level, data, n, p->out, p->out_cap - RLVR_H5_CHUNK_SLACK, &p->rc);
+    if (size == 0) return;
     put_checksum(p->out, size);
     p->stored = p->out;
     p->stored_size = size + 4;
@@ -303,6 +378,8 @@ static void *helper_main(void *arg) {
 /* ---- batches ------------------------------------------------------------------ */
 
 static void worker_free(worker *w) {
+    free(w->igzip);
+    free(w->igzip_level_buf);
     libdeflate_free_compressor(w->deflate);
     free(w->scratch);
 }
@@ -378,7 +455,9 @@ static int store(rlvr_h5_chunk_batch *b, pending *p) {
     if (p->rc == RLVR_ENOMEM) {
         rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory compressing a chunk of %s", c->name);
     } else if (p->rc < 0) {
-        rc = RLVR_FAIL(RLVR_EIO, "libdeflate could not compress a chunk of %s", c->name);
+        rc = RLVR_FAIL(RLVR_EIO, "%s could not compress a chunk of %s (level %d)",
+                       use_igzip(b->level, chunk_bytes(c)) ? "ISA-L igzip" : "libdeflate", c->name,
+                       b->level);
     } else if (c->extent < c->n_file) {
         hsize_t end[1] = {c->n_file};
         if (H5Dset_extent(c->dset, end) < 0)
@@ -454,7 +533,7 @@ int rlvr_h5_chunk_batch_add(rlvr_h5_chunk_batch *b, rlvr_h5_column *c, uint64_t 
     unsigned char *out = NULL;
     size_t out_cap = 0;
     if (b->level > 0) {
-        out_cap = libdeflate_zlib_compress_bound(NULL, chunk_bytes(c)) + RLVR_H5_CHUNK_SLACK;
+        out_cap = zlib_bound(chunk_bytes(c)) + RLVR_H5_CHUNK_SLACK;
         if (!(out = take_buffer(b, out_cap))) {
             free(raw);
             /* the column counted these rows already: the file cannot be finished */

@@ -4,8 +4,9 @@
  * HDF5 runs its filters inside H5Dwrite, one chunk after another on the
  * calling thread, and zlib's deflate is slow; a shard step would spend most
  * of its time there. A batch instead runs the pipeline the dataset declares
- * — shuffle (level > 0), deflate in a zlib wrapper (level > 0, libdeflate),
- * Fletcher32 appended little-endian — itself: helper threads encode chunks
+ * — shuffle (level > 0), deflate in a zlib wrapper (level > 0: ISA-L's
+ * igzip at levels 1..3, libdeflate at 4..9), Fletcher32 appended
+ * little-endian — itself: helper threads encode chunks
  * as soon as they are queued, while the caller goes on filling the next
  * ones, and the caller stores the encoded chunks in the order they were
  * queued (all HDF5 calls stay on the caller's thread). The bytes stored are

@@ -13,7 +13,7 @@
  * for one step, readers want whole shards, and SWMR needs POSIX write
  * ordering that NFS and some parallel file systems lack.)
  *
- * Cost: full chunks are shuffled, deflated (libdeflate, zlib streams) and
+ * Cost: full chunks are shuffled, deflated (ISA-L igzip at levels 1–3, libdeflate at 4–9; zlib streams) and
  * checksummed on helper threads — OMP_NUM_THREADS in all, the appending
  * thread included — while appends go on; with fsync the kernel is asked to
  * write the file out as it grows. Chunk buffers stay allocated for the next

@@ -8,7 +8,7 @@ packages=(
   build-essential cmake pkg-config git ca-certificates
   libopenblas-dev libopenblas-openmp-dev libinih-dev libjansson-dev librandom123-dev
   libopenmpi-dev openmpi-bin libpmix-dev
-  libhdf5-openmpi-dev hdf5-tools libdeflate-dev
+  libhdf5-openmpi-dev hdf5-tools libdeflate-dev libisal-dev
   libgit2-dev libseccomp-dev
   util-linux iproute2
   slurm-wlm munge
