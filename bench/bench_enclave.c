@@ -7,9 +7,15 @@
  *                 overlay_pooled   the task's pooled enclave restored to the
  *                                  snapshot (a new copy-on-write layer)
  *                 overlay_fresh    a new sandbox (namespaces, root) per run
- *                 overlay_big      pooled, with a repository of 50 MB
- *                 copy_big         the 50 MB repository copied cold for every
- *                                  verification instead of the overlay
+ *                 overlay_big      pooled, with a repository of 50 MB shaped
+ *                                  like a source tree (≈ 3 300 files of
+ *                                  1–64 KiB, log-uniform, 25 per directory)
+ *                 copy_big         the same snapshot (work tree + .git)
+ *                                  copied for every verification instead
+ *                                  of the overlay
+ *               The two big cases run cold: before each verification the
+ *               snapshot's file contents are dropped from the page cache
+ *               (posix_fadvise DONTNEED; a snapshot on tmpfs stays cached).
  *               against the ceiling of the same run: fork + exec of the same
  *               test command on the host without any isolation.
  *   throughput  verifications per second with one worker process per
@@ -25,6 +31,8 @@
 #include "enclave/gitrepo.h"
 #include "enclave/verify.h"
 
+#include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -46,6 +54,8 @@ static const char patch_text[] = "diff --git a/README b/README\n"
 typedef struct {
     char config[64];
     double repo_mb;
+    long tree_files;  /* files of the snapshot (work tree + .git) */
+    double tree_mb;   /* and their megabytes */
     int samples;
     double median_ms, p99_ms, ceiling_ms, ratio;
 } latency_row;
@@ -74,29 +84,91 @@ static double percentile(double *v, int n, double p) {
     return v[k];
 }
 
-/* A repository with README and `mb` megabytes of text in data/. */
-static int make_repo(const char *dir, double mb, uint64_t seed, char commit_hex[41]) {
-    RLVR_TRY(rlvr_fs_mkdirs(dir, 0755));
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/README", dir);
-    RLVR_TRY(rlvr_fs_write_file(path, "hello\n", 6));
-    snprintf(path, sizeof path, "%s/data", dir);
-    RLVR_TRY(rlvr_fs_mkdirs(path, 0755));
-    size_t file_bytes = 1 << 20;
-    int files = (int)(mb * 1e6 / (double)file_bytes + 0.5);
-    char *buf = malloc(file_bytes);
+/* Size of the next file of a source-shaped tree: log-uniform between 1 and
+ * 64 KiB (mean ≈ 15 KiB, like the files of a C or Python project). */
+static size_t source_file_bytes(rlvr_rng_stream *s) {
+    double u = (double)rlvr_rng_next_below(s, 1u << 20) / (double)(1u << 20);
+    return (size_t)(1024.0 * exp(u * log(64.0)));
+}
+
+/* `mb` megabytes of text shaped like a source repository: files of
+ * source_file_bytes() in directories of 25 (src/pNN/dNN/fNNN.txt), so a
+ * copy pays what copying a real checkout pays per file, not just per byte. */
+static int write_source_tree(const char *dir, double mb, uint64_t seed) {
+    size_t max_bytes = 64 * 1024, total = 0, want = (size_t)(mb * 1e6);
+    char *buf = malloc(max_bytes);
     if (!buf) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
     rlvr_rng_stream s;
     rlvr_rng_stream_init(&s, seed, RLVR_RNG_TEST, 0, 0);
     int rc = 0;
-    for (int f = 0; rc == 0 && f < files; f++) {
-        for (size_t i = 0; i < file_bytes; i++) buf[i] = (i % 80 == 79) ? '\n' : (char)('a' + rlvr_rng_next_below(&s, 26));
-        snprintf(path, sizeof path, "%s/data/part%03d.txt", dir, f);
-        rc = rlvr_fs_write_file(path, buf, file_bytes);
+    char path[PATH_MAX];
+    for (int f = 0; rc == 0 && total < want; f++) {
+        size_t n = source_file_bytes(&s);
+        if (n > want - total) n = want - total;
+        for (size_t i = 0; i < n; i++) buf[i] = (i % 80 == 79) ? '\n' : (char)('a' + rlvr_rng_next_below(&s, 26));
+        int len = snprintf(path, sizeof path, "%s/src/p%02d/d%02d", dir, f / 250, f / 25 % 10);
+        if (len < 0 || (size_t)len + 16 > sizeof path) rc = RLVR_FAIL(RLVR_EINVAL, "path too long under %s", dir);
+        if (rc == 0 && f % 25 == 0) rc = rlvr_fs_mkdirs(path, 0755);
+        if (rc == 0) {
+            snprintf(path + len, sizeof path - (size_t)len, "/f%03d.txt", f % 25);
+            rc = rlvr_fs_write_file(path, buf, n);
+        }
+        total += n;
     }
     free(buf);
-    if (rc < 0) return rc;
+    return rc;
+}
+
+/* A repository with README (what the bench patch edits) and, when mb > 0,
+ * a source-shaped tree of `mb` megabytes; one commit. */
+static int make_repo(const char *dir, double mb, uint64_t seed, char commit_hex[41]) {
+    RLVR_TRY(rlvr_fs_mkdirs(dir, 0755));
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof path, "%s/README", dir) >= (int)sizeof path)
+        return RLVR_FAIL(RLVR_EINVAL, "path too long: %s", dir);
+    RLVR_TRY(rlvr_fs_write_file(path, "hello\n", 6));
+    if (mb > 0) RLVR_TRY(write_source_tree(dir, mb, seed));
     return rlvr_git_init_commit_all(dir, "bench\n", commit_hex);
+}
+
+/* Files and megabytes of the tree nftw() walks (count_tree). */
+static long tree_files;
+static double tree_bytes;
+
+static int count_entry(const char *path, const struct stat *st, int type, struct FTW *ftw) {
+    (void)path, (void)ftw;
+    if (type == FTW_F && S_ISREG(st->st_mode)) {
+        tree_files++;
+        tree_bytes += (double)st->st_size;
+    }
+    return 0;
+}
+
+/* Drops a file's pages from the page cache (only clean pages of a
+ * disk-backed file system can go; on tmpfs this does nothing). */
+static int evict_entry(const char *path, const struct stat *st, int type, struct FTW *ftw) {
+    (void)ftw;
+    if (type != FTW_F || !S_ISREG(st->st_mode)) return 0;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+        posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+        close(fd);
+    }
+    return 0;
+}
+
+/* Makes the next verification start cold: the snapshot's file contents
+ * leave the page cache, as on a node that has not touched the repository
+ * yet. Directory entries and inodes stay cached. */
+static void evict_tree(const char *dir) { nftw(dir, evict_entry, 32, FTW_PHYS); }
+
+/* Files and megabytes under `dir`: the snapshot a copy has to copy. */
+static void count_tree(const char *dir, long *files, double *mb) {
+    tree_files = 0;
+    tree_bytes = 0;
+    if (nftw(dir, count_entry, 32, FTW_PHYS) != 0) tree_files = 0, tree_bytes = 0;
+    *files = tree_files;
+    *mb = tree_bytes / 1e6;
 }
 
 static void task_spec(rlvr_verify_spec *s, const char *repo, const char *commit, bool fresh) {
@@ -113,8 +185,8 @@ static void task_spec(rlvr_verify_spec *s, const char *repo, const char *commit,
 }
 
 /* Median and p99 of `samples` verifications (after one warm-up). */
-static int measure(rlvr_sandbox_host *host, const char *repo, const char *commit, bool fresh, int samples,
-                   latency_row *row) {
+static int measure(rlvr_sandbox_host *host, const char *repo, const char *commit, bool fresh, bool cold,
+                   int samples, latency_row *row) {
     rlvr_verify_spec spec;
     task_spec(&spec, repo, commit, fresh);
     rlvr_verify_task *task = NULL;
@@ -123,6 +195,7 @@ static int measure(rlvr_sandbox_host *host, const char *repo, const char *commit
     int rc = t ? 0 : RLVR_FAIL(RLVR_ENOMEM, "out of memory");
     for (int i = -1; rc == 0 && i < samples; i++) {
         rlvr_enclave_verdict v;
+        if (cold) evict_tree(rlvr_verify_task_tree(task));
         double t0 = rlvr_now();
         rc = rlvr_verify_patch(task, patch_text, strlen(patch_text), false, (uint64_t)(i + 1), &v);
         double dt = rlvr_now() - t0;
@@ -132,6 +205,7 @@ static int measure(rlvr_sandbox_host *host, const char *repo, const char *commit
         if (rc == 0 && i >= 0) t[i] = dt * 1e3;
     }
     if (rc == 0) {
+        count_tree(rlvr_verify_task_tree(task), &row->tree_files, &row->tree_mb);
         row->samples = samples;
         row->median_ms = percentile(t, samples, 0.5);
         row->p99_ms = percentile(t, samples, 0.99);
@@ -214,9 +288,10 @@ static int throughput(rlvr_sandbox_host *host, const char *repo, const char *com
 }
 
 static void emit_latency(const report *rep, const latency_row *r) {
-    printf("{\"bench\":\"enclave\",\"case\":\"verify\",\"config\":\"%s\",\"repo_mb\":%.3g,\"samples\":%d,"
-           "\"median_ms\":%.4g,\"p99_ms\":%.4g,\"ceiling_ms\":%.4g,\"ratio\":%.4g,\"quick\":%s}\n",
-           r->config, r->repo_mb, r->samples, r->median_ms, r->p99_ms, r->ceiling_ms, r->ratio,
+    printf("{\"bench\":\"enclave\",\"case\":\"verify\",\"config\":\"%s\",\"repo_mb\":%.3g,\"snapshot_files\":%ld,"
+           "\"snapshot_mb\":%.4g,\"samples\":%d,\"median_ms\":%.4g,\"p99_ms\":%.4g,\"ceiling_ms\":%.4g,\"ratio\":%.4g,"
+           "\"quick\":%s}\n",
+           r->config, r->repo_mb, r->tree_files, r->tree_mb, r->samples, r->median_ms, r->p99_ms, r->ceiling_ms, r->ratio,
            rep->quick ? "true" : "false");
     fflush(stdout);
 }
@@ -257,20 +332,22 @@ int rlvr_bench_enclave(const rlvr_bench_options *opt) {
         rlvr_sandbox_host *host;
         const char *repo, *commit;
         double mb;
-        bool fresh;
+        bool fresh, cold;
         int samples;
     } cases[] = {
-        {"overlay_pooled", overlay, small, small_commit, 0, false, samples},
-        {"overlay_fresh", overlay, small, small_commit, 0, true, samples},
-        {"overlay_big", overlay, big, big_commit, big_mb, false, big_samples},
-        {"copy_big", copy, big, big_commit, big_mb, false, big_samples},
+        {"overlay_pooled", overlay, small, small_commit, 0, false, false, samples},
+        {"overlay_fresh", overlay, small, small_commit, 0, true, false, samples},
+        /* both big cases start every verification with the snapshot's
+         * pages out of the page cache */
+        {"overlay_big", overlay, big, big_commit, big_mb, false, true, big_samples},
+        {"copy_big", copy, big, big_commit, big_mb, false, true, big_samples},
     };
     for (size_t i = 0; rc == 0 && i < sizeof cases / sizeof *cases; i++) {
         latency_row *r = &rep.rows[rep.n];
         snprintf(r->config, sizeof r->config, "%s", cases[i].config);
         r->repo_mb = cases[i].mb;
         r->ceiling_ms = ceil_ms;
-        rc = measure(cases[i].host, cases[i].repo, cases[i].commit, cases[i].fresh, cases[i].samples, r);
+        rc = measure(cases[i].host, cases[i].repo, cases[i].commit, cases[i].fresh, cases[i].cold, cases[i].samples, r);
         if (rc == 0) {
             r->ratio = r->median_ms / ceil_ms;
             emit_latency(&rep, r);
@@ -289,12 +366,12 @@ int rlvr_bench_enclave(const rlvr_bench_options *opt) {
                copy_vs_overlay, rep.quick ? "true" : "false");
         fflush(stdout);
         if (!opt->json_only) {
-            printf("\n%-16s %8s %8s %10s %10s %12s %7s\n", "verify", "repo MB", "samples", "median ms", "p99 ms",
-                   "ceiling ms", "ratio");
+            printf("\n%-16s %8s %15s %8s %10s %10s %12s %7s\n", "verify", "repo MB", "snapshot files", "samples",
+                   "median ms", "p99 ms", "ceiling ms", "ratio");
             for (int i = 0; i < rep.n; i++) {
                 const latency_row *r = &rep.rows[i];
-                printf("%-16s %8.3g %8d %10.2f %10.2f %12.2f %7.2f\n", r->config, r->repo_mb, r->samples, r->median_ms,
-                       r->p99_ms, r->ceiling_ms, r->ratio);
+                printf("%-16s %8.3g %15ld %8d %10.2f %10.2f %12.2f %7.2f\n", r->config, r->repo_mb, r->tree_files,
+                       r->samples, r->median_ms, r->p99_ms, r->ceiling_ms, r->ratio);
             }
             printf("cold copy of the %.3g MB repository vs the overlay: %.1fx slower\n", big_mb, copy_vs_overlay);
             printf("throughput: %.1f verifications/s on %d workers (ceiling %.1f/s, ratio %.2f)\n", rep.per_s,

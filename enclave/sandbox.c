@@ -82,7 +82,24 @@ struct rlvr_sandbox {
     rlvr_sandbox_limits limits;
     bool has_private;
     bool landlock; /* enclaves only: confine writes (see restrict_writes) */
+    /* the supervisor of the last finished run when it was still exiting
+     * (tearing down its namespaces) as the run was finished: reaped before
+     * the next run starts, so it never counts against that run's limits */
+    pid_t exiting;
 };
+
+/* Reaps the last run's supervisor, waiting for it when `block`. */
+static void reap_exiting(rlvr_sandbox *sb, bool block) {
+    if (sb->exiting <= 0) return;
+    pid_t r;
+    while ((r = waitpid(sb->exiting, NULL, block ? 0 : WNOHANG)) < 0 && errno == EINTR) {
+    }
+    if (r != 0) sb->exiting = 0;
+}
+
+void rlvr_sandbox_settle(rlvr_sandbox *sb) {
+    if (sb) reap_exiting(sb, true);
+}
 
 /* ---- helpers for the children --------------------------------------------
  * Children report failures as one short message on a pipe and _exit(). */
@@ -560,6 +577,7 @@ int rlvr_sandbox_new(rlvr_sandbox **out, rlvr_sandbox_host *host, const rlvr_san
 
 void rlvr_sandbox_free(rlvr_sandbox *sb) {
     if (!sb) return;
+    reap_exiting(sb, true);
     if (sb->ctl_fd >= 0) close(sb->ctl_fd);
     if (sb->answer_fd >= 0) close(sb->answer_fd);
     if (sb->holder > 0) {
@@ -1120,7 +1138,8 @@ static void supervisor_main(pid_t runtime, const run_plan *plan, int *fds) {
         report_error(status, &rep, "pidfd_open");
     }
     rlvr_sandbox_limit limit = RLVR_LIMIT_NONE;
-    bool ctl_open = true;
+    bool ctl_open = true, reported = false;
+    size_t got = 0;
     for (;;) {
         double left = deadline - rlvr_now();
         if (left <= 0) {
@@ -1128,27 +1147,45 @@ static void supervisor_main(pid_t runtime, const run_plan *plan, int *fds) {
             kill(init, SIGKILL);
             break;
         }
-        struct pollfd p[2] = {{.fd = pidfd, .events = POLLIN}, {.fd = ctl, .events = POLLIN}};
-        int r = poll(p, ctl_open ? 2 : 1, (int)(left * 1000) + 1);
+        struct pollfd p[3] = {{.fd = pidfd, .events = POLLIN}, {.fd = rpipe[0], .events = POLLIN},
+                              {.fd = ctl, .events = POLLIN}};
+        int r = poll(p, ctl_open ? 3 : 2, (int)(left * 1000) + 1);
         if (r < 0 && errno != EINTR) {
             kill(init, SIGKILL);
             break;
         }
+        if (r > 0 && p[1].revents) {
+            /* I writes its report only once every process of the run is
+             * reaped, and then just exits: the runtime hears it at once and
+             * need not wait for the namespaces to be torn down */
+            ssize_t n = read(rpipe[0], (char *)&rep + got, sizeof rep - got);
+            if (n > 0) got += (size_t)n;
+            if (n <= 0 || got == sizeof rep) {
+                reported = got == sizeof rep;
+                break;
+            }
+        }
         if (r > 0 && p[0].revents) break;
-        if (r > 0 && ctl_open && p[1].revents) {
+        if (r > 0 && ctl_open && p[2].revents) {
             /* the runtime asks to stop the run (output cap) */
             kill(init, SIGKILL);
             ctl_open = false;
             break;
         }
     }
-    int st;
-    while (waitpid(init, &st, 0) < 0 && errno == EINTR) {
+    if (!reported) { /* I ended (or was killed) without its whole report */
+        int st;
+        while (waitpid(init, &st, 0) < 0 && errno == EINTR) {
+        }
+        ssize_t n = got < sizeof rep ? read(rpipe[0], (char *)&rep + got, sizeof rep - got) : 0;
+        if (n > 0) got += (size_t)n;
+        if (got != sizeof rep) memset(&rep, 0, sizeof rep), rep.started = 1;
     }
-    ssize_t n = read(rpipe[0], &rep, sizeof rep);
-    if (n != (ssize_t)sizeof rep) memset(&rep, 0, sizeof rep), rep.started = 1;
     if (limit == RLVR_LIMIT_WALL) rep.limit = RLVR_LIMIT_WALL;
     if (write_all(status, &rep, sizeof rep) != 0) {
+    }
+    close(status);
+    while (waitpid(init, NULL, 0) < 0 && errno == EINTR) {
     }
     _exit(0);
 }
@@ -1198,6 +1235,7 @@ static char *capture_take(capture *c, size_t *len) {
 /* One run in flight (rlvr_sandbox_run_*): the supervisor M and the
  * runtime's ends of its pipes (-1 once closed). */
 struct rlvr_sandbox_run {
+    rlvr_sandbox *sb;
     pid_t m;
     int out, rs, status, ctl;
     capture cout, cres;
@@ -1239,6 +1277,8 @@ static int run_start(rlvr_sandbox *sb, const run_plan *plan, int64_t output_byte
         rc = rlvr_error_errno_at(__FILE__, __LINE__, "handing a pipe to the sandbox identity");
         goto fail;
     }
+    reap_exiting(sb, true);
+    run->sb = sb;
     run->start = rlvr_now();
     run->wall_s = plan->wall_s;
     run->backstop = run->start + plan->wall_s + 10.0;
@@ -1281,8 +1321,10 @@ int rlvr_sandbox_run_pollfds(const rlvr_sandbox_run *run, struct pollfd *fds, in
 
 double rlvr_sandbox_run_deadline(const rlvr_sandbox_run *run) { return run->backstop; }
 
+/* Ended: killed, or the output and results pipes are at EOF and M's report
+ * is in (or M is gone). M may still be exiting then. */
 static bool run_ended(const rlvr_sandbox_run *run) {
-    return run->killed || (run->out < 0 && run->rs < 0 && run->status < 0);
+    return run->killed || (run->out < 0 && run->rs < 0 && (run->status < 0 || run->rep_len == sizeof run->rep));
 }
 
 static void run_kill(rlvr_sandbox_run *run) {
@@ -1374,11 +1416,22 @@ static int run_result(rlvr_sandbox_run *run, rlvr_sandbox_result *res) {
     return 0;
 }
 
+/* M has reported and has nothing left to do but exit: reap it now if it is
+ * gone, else before the sandbox's next run (or at its end). */
+static void reap_supervisor(rlvr_sandbox_run *run) {
+    rlvr_sandbox *sb = run->sb;
+    pid_t r;
+    while ((r = waitpid(run->m, NULL, run->killed ? 0 : WNOHANG)) < 0 && errno == EINTR) {
+    }
+    if (r != 0) return;
+    reap_exiting(sb, true); /* one run at a time: nothing should be left */
+    sb->exiting = run->m;
+}
+
 int rlvr_sandbox_run_finish(rlvr_sandbox_run *run, rlvr_sandbox_result *res) {
     memset(res, 0, sizeof *res);
     run_wait(run);
-    while (waitpid(run->m, NULL, 0) < 0 && errno == EINTR) {
-    }
+    reap_supervisor(run);
     int rc = run_result(run, res);
     if (rc < 0) rlvr_sandbox_result_free(res);
     run_free(run);

@@ -133,6 +133,14 @@ int rlvr_sandbox_reset(rlvr_sandbox *sb);
 
 /* Kills whatever still runs, releases the namespaces and the scratch space. */
 void rlvr_sandbox_free(rlvr_sandbox *sb);
+/* A run is over (and its result returned) as soon as its supervisor has
+ * reported, which it does after every process of the run is gone; the
+ * supervisor then still tears down the run's namespaces, off the caller's
+ * critical path, and is reaped before the sandbox's next run starts (so it
+ * never counts against that run's process limit) or when the sandbox is
+ * freed. This waits for it now: afterwards the sandbox's holder is the
+ * caller's only child process belonging to the sandbox. */
+void rlvr_sandbox_settle(rlvr_sandbox *sb);
 const rlvr_sandbox_limits *rlvr_sandbox_get_limits(const rlvr_sandbox *sb);
 
 /* Which limit ended (or marked) a run. */
@@ -218,9 +226,10 @@ void rlvr_sandbox_result_free(rlvr_sandbox_result *res);
  *                               output cap and the backstop; 1 when the run has ended;
  *   rlvr_sandbox_run_deadline   the latest time (rlvr_now clock) by which the
  *                               caller must call advance again even if no fd is ready;
- *   rlvr_sandbox_run_finish     reaps the run and fills *res exactly as the
- *                               blocking call would (waits first if it has not
- *                               ended); frees the run;
+ *   rlvr_sandbox_run_finish     fills *res exactly as the blocking call would
+ *                               (waits first if it has not ended), frees the
+ *                               run; the supervisor is reaped at once or
+ *                               later (rlvr_sandbox_settle);
  *   rlvr_sandbox_run_abort      kills and reaps a run whose result is not wanted.
  *
  * The limits (wall time, CPU, memory, ...) are enforced inside the sandbox

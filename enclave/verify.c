@@ -215,6 +215,10 @@ void rlvr_verify_task_free(rlvr_verify_task *t) {
     free(t);
 }
 
+void rlvr_verify_task_settle(rlvr_verify_task *t) {
+    if (t) rlvr_sandbox_settle(t->enclave);
+}
+
 const char *rlvr_verify_task_tree(const rlvr_verify_task *t) { return rlvr_snapshot_path(t->snap); }
 
 int rlvr_verify_task_set_quarantine(rlvr_verify_task *t, const char *const *names) {
@@ -263,12 +267,10 @@ static int apply_fn(void *p) {
     git_diff *diff = NULL;
     int rc = APPLY_OK;
     if (git_diff_from_buffer(&diff, a->patch, a->len) < 0) rc = APPLY_REFUSED;
-    git_apply_options o;
-    git_apply_options_init(&o, GIT_APPLY_OPTIONS_VERSION);
-    o.flags = GIT_APPLY_CHECK;
-    if (rc == APPLY_OK && git_apply(repo, diff, GIT_APPLY_LOCATION_WORKDIR, &o) < 0) rc = APPLY_REFUSED;
-    o.flags = 0;
-    if (rc == APPLY_OK && git_apply(repo, diff, GIT_APPLY_LOCATION_WORKDIR, &o) < 0) rc = APPLY_REFUSED;
+    /* one pass: git_apply computes every post-image in memory before it
+     * writes a file, so a patch that does not apply leaves /work untouched
+     * (no separate GIT_APPLY_CHECK pass needed) */
+    if (rc == APPLY_OK && git_apply(repo, diff, GIT_APPLY_LOCATION_WORKDIR, NULL) < 0) rc = APPLY_REFUSED;
     git_diff_free(diff);
     git_repository_free(repo);
     return rc;

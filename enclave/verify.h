@@ -77,6 +77,10 @@ typedef struct rlvr_verify_task rlvr_verify_task;
 int rlvr_verify_task_new(rlvr_verify_task **out, rlvr_sandbox_host *host, const rlvr_verify_spec *spec);
 void rlvr_verify_task_free(rlvr_verify_task *task);
 
+/* Waits until the supervisor of the task's last enclave run has exited
+ * (rlvr_sandbox_settle): for checks that count child processes. */
+void rlvr_verify_task_settle(rlvr_verify_task *task);
+
 /* The clean snapshot's directory on the host (for checks that it never
  * changes). */
 const char *rlvr_verify_task_tree(const rlvr_verify_task *task);

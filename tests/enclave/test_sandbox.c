@@ -295,6 +295,7 @@ static void test_wall_and_survivors(rlvr_sandbox *sb) {
     r = sh(sb, "ls late.txt late2.txt 2>/dev/null | wc -l", 10);
     CHECK_MSG(strcmp(r.out, "0\n") == 0, "a background process survived its run: %s", r.out);
     rlvr_sandbox_result_free(&r);
+    rlvr_sandbox_settle(sb);
     CHECK_MSG(fixture_count_children(getpid()) == 1, "%d children; only the sandbox's holder should be left", fixture_count_children(getpid()));
 }
 

@@ -414,7 +414,9 @@ static void run_case(const redteam_case *rc, prepared *p, const context *ctx, rl
               rlvr_reason_name(want));
     if (rc->verdict == RLVR_VERDICT_REJECTED || rc->verdict == RLVR_VERDICT_DROPPED)
         CHECK_MSG(v.runs == 0, "case \"%s\": a refused patch ran in %d enclaves", rc->name, v.runs);
-    /* everything outside the sandbox is as it was */
+    /* everything outside the sandbox is as it was (once the last run's
+     * supervisor has finished exiting) */
+    rlvr_verify_task_settle(p->task);
     host_state after = snapshot_host(&p->f, p->task, host);
     CHECK_MSG(before.fixture == after.fixture, "case \"%s\" changed the task on the host", rc->name);
     CHECK_MSG(before.snapshot == after.snapshot, "case \"%s\" changed the enclave's clean snapshot", rc->name);
@@ -484,6 +486,7 @@ int main(int argc, char **argv) {
              * pooled enclave, which then stays for every case */
             rlvr_enclave_verdict v = fixture_verify(prep[k].task, "", 0, 1);
             CHECK(v.verdict == RLVR_VERDICT_FAIL && v.reason == RLVR_REASON_TESTS_FAILED);
+            rlvr_verify_task_settle(prep[k].task);
             pooled++;
         }
     }
