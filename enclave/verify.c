@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <git2.h>
+#include <git2/sys/repository.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -257,7 +258,10 @@ typedef struct {
     size_t len;
 } apply_arg;
 
-/* Inside the enclave: check, then apply, onto /work. */
+/* The stand-in index of apply_fn, in the run's own fresh /tmp. */
+#define APPLY_SCRATCH_INDEX "/tmp/.rlvr-apply-index"
+
+/* Inside the enclave: apply onto /work. */
 static int apply_fn(void *p) {
     const apply_arg *a = p;
     if (a->len == 0) return APPLY_OK;
@@ -267,10 +271,21 @@ static int apply_fn(void *p) {
     git_diff *diff = NULL;
     int rc = APPLY_OK;
     if (git_diff_from_buffer(&diff, a->patch, a->len) < 0) rc = APPLY_REFUSED;
+    /* Applying to the work tree (`git apply`, not --index) never needs the
+     * repository's index, but libgit2 reads it and writes it back: for a
+     * checkout of thousands of files that is most of the cost. An empty
+     * index in the run's private /tmp stands in for it (the real one is
+     * left untouched). */
+    git_index *scratch_index = NULL;
+    if (rc == APPLY_OK && (git_index_open(&scratch_index, APPLY_SCRATCH_INDEX) < 0 ||
+                           git_repository_set_index(repo, scratch_index) < 0))
+        rc = APPLY_BROKEN;
+    git_index_free(scratch_index);
     /* one pass: git_apply computes every post-image in memory before it
      * writes a file, so a patch that does not apply leaves /work untouched
      * (no separate GIT_APPLY_CHECK pass needed) */
     if (rc == APPLY_OK && git_apply(repo, diff, GIT_APPLY_LOCATION_WORKDIR, NULL) < 0) rc = APPLY_REFUSED;
+    unlink(APPLY_SCRATCH_INDEX);
     git_diff_free(diff);
     git_repository_free(repo);
     return rc;
