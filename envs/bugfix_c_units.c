@@ -600,8 +600,8 @@ int bc_unit_n_edits(const bc_unit *u) {
 /* ---- rendering ------------------------------------------------------------------------------ */
 
 /* Copies `line` with {Kn}, {Kn+d}, {Kn-d} replaced by the constants. */
-static void fill_constants(gen_text *out, const char *line, const long *k) {
-    gen_text_addn(out, "", 0); /* an empty line is still a string */
+static void fill_constants(rlvr_text *out, const char *line, const long *k) {
+    rlvr_text_append(out, "", 0); /* an empty line is still a string */
     for (const char *p = line; *p;) {
         if (p[0] == '{' && p[1] == 'K' && p[2] >= '0' && p[2] < '0' + BC_MAX_CONSTS) {
             long v = k[p[2] - '0'];
@@ -611,45 +611,45 @@ static void fill_constants(gen_text *out, const char *line, const long *k) {
                 q += 2;
             }
             if (*q == '}') {
-                gen_text_add(out, "%ld", v);
+                rlvr_text_printf(out, "%ld", v);
                 p = q + 1;
                 continue;
             }
         }
-        gen_text_addn(out, p, 1);
+        rlvr_text_append(out, p, 1);
         p++;
     }
 }
 
 /* Appends one line of a unit with edit `edit` (-1: none) applied. */
-int bc_render_line(gen_text *out, const bc_unit *u, const long *k, int line, int edit) {
-    gen_text text = {0};
+int bc_render_line(rlvr_text *out, const bc_unit *u, const long *k, int line, int edit) {
+    rlvr_text text = {0};
     fill_constants(&text, u->lines[line], k);
     RLVR_TRY(gen_text_check(&text));
     int rc = 0;
     if (edit >= 0 && u->edits[edit].line == line) {
         const bc_edit *e = &u->edits[edit];
         if (!e->from) { /* a deleted line */
-            gen_text_free(&text);
+            rlvr_text_free(&text);
             return 0;
         }
-        gen_text from = {0}, to = {0};
+        rlvr_text from = {0}, to = {0};
         fill_constants(&from, e->from, k);
         fill_constants(&to, e->to, k);
-        const char *hit = (from.s && text.s) ? strstr(text.s, from.s) : NULL;
+        const char *hit = (from.data && text.data) ? strstr(text.data, from.data) : NULL;
         if (gen_text_check(&from) < 0 || gen_text_check(&to) < 0) rc = RLVR_ENOMEM;
-        else if (!hit || strstr(hit + 1, from.s))
+        else if (!hit || strstr(hit + 1, from.data))
             rc = RLVR_FAIL(RLVR_EINVAL, "bugfix-c unit %s edit %d: \"%s\" must occur once in line \"%s\"", u->name,
-                           edit, from.s, text.s);
+                           edit, from.data, text.data);
         else {
-            gen_text_addn(out, text.s, (size_t)(hit - text.s));
-            gen_text_add(out, "%s%s\n", to.s, hit + from.n);
+            rlvr_text_append(out, text.data, (size_t)(hit - text.data));
+            rlvr_text_printf(out, "%s%s\n", to.data, hit + from.len);
         }
-        gen_text_free(&from);
-        gen_text_free(&to);
+        rlvr_text_free(&from);
+        rlvr_text_free(&to);
     } else {
-        gen_text_add(out, "%s\n", text.s);
+        rlvr_text_printf(out, "%s\n", text.data);
     }
-    gen_text_free(&text);
+    rlvr_text_free(&text);
     return rc;
 }

@@ -76,6 +76,6 @@ int bc_unit_n_edits(const bc_unit *u);
 /* Appends line `line` of unit `u` (constants `k` filled in) with edit `edit`
  * applied (-1: none; a deleted line appends nothing). RLVR_EINVAL when the
  * edit's text does not occur exactly once in the line. */
-int bc_render_line(gen_text *out, const bc_unit *u, const long *k, int line, int edit);
+int bc_render_line(rlvr_text *out, const bc_unit *u, const long *k, int line, int edit);
 
 #endif

@@ -227,12 +227,12 @@ int rlvr_task_check(rlvr_task_check_result *out, const rlvr_task *task, rlvr_san
 
 /* ---- hashes ---------------------------------------------------------------------------- */
 
-static int add_file(gen_text *buf, const char *path) {
+static int add_file(rlvr_text *buf, const char *path) {
     FILE *f = fopen(path, "rb");
     if (!f) return rlvr_error_set(RLVR_EIO, "cannot read %s: %s", path, strerror(errno));
     char chunk[8192];
     size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) gen_text_addn(buf, chunk, n);
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) rlvr_text_append(buf, chunk, n);
     int bad = ferror(f);
     fclose(f);
     if (bad) return rlvr_error_set(RLVR_EIO, "cannot read %s", path);
@@ -242,32 +242,32 @@ static int add_file(gen_text *buf, const char *path) {
 int rlvr_task_content_hash(const rlvr_task *task, uint64_t *out) {
     char *json;
     RLVR_TRY(rlvr_task_to_json(task, 0, &json));
-    gen_text buf = {0};
-    gen_text_add(&buf, "%s", json);
+    rlvr_text buf = {0};
+    rlvr_text_printf(&buf, "%s", json);
     free(json);
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < task->hidden_test_files.n; i++) {
         char path[8192];
         snprintf(path, sizeof path, "%s/%s", task->hidden_root_path, task->hidden_test_files.items[i]);
-        gen_text_add(&buf, "\n%s\n", task->hidden_test_files.items[i]);
+        rlvr_text_printf(&buf, "\n%s\n", task->hidden_test_files.items[i]);
         rc = add_file(&buf, path);
     }
     if (rc == 0) rc = gen_text_check(&buf);
-    if (rc == 0) *out = rlvr_fnv1a64(buf.s, buf.n);
-    gen_text_free(&buf);
+    if (rc == 0) *out = rlvr_fnv1a64(buf.data, buf.len);
+    rlvr_text_free(&buf);
     return rc;
 }
 
 static int pool_hash_and_tasks(const rlvr_task_pool *pool, uint64_t *pool_hash, uint64_t *task_hashes) {
-    gen_text buf = {0};
+    rlvr_text buf = {0};
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < rlvr_task_pool_size(pool); i++) {
         rc = rlvr_task_content_hash(rlvr_task_pool_get(pool, i), &task_hashes[i]);
-        gen_text_add(&buf, "%016llx\n", (unsigned long long)task_hashes[i]);
+        rlvr_text_printf(&buf, "%016llx\n", (unsigned long long)task_hashes[i]);
     }
     if (rc == 0) rc = gen_text_check(&buf);
-    if (rc == 0) *pool_hash = rlvr_fnv1a64(buf.s ? buf.s : "", buf.n);
-    gen_text_free(&buf);
+    if (rc == 0) *pool_hash = rlvr_fnv1a64(buf.data ? buf.data : "", buf.len);
+    rlvr_text_free(&buf);
     return rc;
 }
 
@@ -342,11 +342,11 @@ int rlvr_pool_manifest_write(const char *path, const rlvr_task_pool *pool, const
         /* write beside, then rename: a reader never sees half a manifest */
         char tmp[8192];
         snprintf(tmp, sizeof tmp, "%s.tmp", path);
-        gen_text body = {0};
-        gen_text_add(&body, "%s\n", text);
+        rlvr_text body = {0};
+        rlvr_text_printf(&body, "%s\n", text);
         rc = gen_text_check(&body);
-        if (rc == 0) rc = gen_write_file(tmp, body.s, body.n);
-        gen_text_free(&body);
+        if (rc == 0) rc = gen_write_file(tmp, body.data, body.len);
+        rlvr_text_free(&body);
         if (rc == 0 && rename(tmp, path) != 0)
             rc = rlvr_error_set(RLVR_EIO, "cannot write manifest %s: %s", path, strerror(errno));
     }

@@ -19,50 +19,7 @@ enum { FAMILY_BUGFIX_C = 1, FAMILY_ARITH = 2 };
 
 /* ---- text ---------------------------------------------------------------- */
 
-static void text_reserve(gen_text *t, size_t extra) {
-    if (t->failed || t->n + extra + 1 <= t->cap) return;
-    size_t cap = t->cap ? t->cap : 256;
-    while (cap < t->n + extra + 1) cap *= 2;
-    char *grown = realloc(t->s, cap);
-    if (!grown) {
-        t->failed = true;
-        return;
-    }
-    t->s = grown;
-    t->cap = cap;
-}
-
-void gen_text_addn(gen_text *t, const char *s, size_t n) {
-    text_reserve(t, n);
-    if (t->failed) return;
-    memcpy(t->s + t->n, s, n);
-    t->n += n;
-    t->s[t->n] = '\0';
-}
-
-void gen_text_add(gen_text *t, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-        t->failed = true;
-        return;
-    }
-    text_reserve(t, (size_t)n);
-    if (t->failed) return;
-    va_start(ap, fmt);
-    vsnprintf(t->s + t->n, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    t->n += (size_t)n;
-}
-
-void gen_text_free(gen_text *t) {
-    free(t->s);
-    memset(t, 0, sizeof *t);
-}
-
-int gen_text_check(const gen_text *t) {
+int gen_text_check(const rlvr_text *t) {
     if (t->failed) return RLVR_FAIL(RLVR_ENOMEM, "out of memory generating a task");
     return 0;
 }

@@ -61,27 +61,27 @@ static const bc_unit *unit_of(const library *lib, int slot) { return &bc_units[l
 
 /* lib.c with edits[slot] applied to each slot (-1: none), and `insert`
  * placed after line `insert_line` of `insert_slot` (insert == NULL: none). */
-static int render_lib(gen_text *out, const library *lib, const int *edits, int insert_slot, int insert_line,
+static int render_lib(rlvr_text *out, const library *lib, const int *edits, int insert_slot, int insert_line,
                       const char *insert) {
-    gen_text_add(out, "#include \"lib.h\"\n");
+    rlvr_text_printf(out, "#include \"lib.h\"\n");
     for (int s = 0; s < lib->n_slots; s++) {
         const bc_unit *u = unit_of(lib, s);
-        gen_text_add(out, "\n");
+        rlvr_text_printf(out, "\n");
         for (int l = 0; u->lines[l]; l++) {
             RLVR_TRY(bc_render_line(out, u, lib->k[s], l, edits[s]));
-            if (insert && s == insert_slot && l == insert_line) gen_text_add(out, "%s\n", insert);
+            if (insert && s == insert_slot && l == insert_line) rlvr_text_printf(out, "%s\n", insert);
         }
     }
     return gen_text_check(out);
 }
 
-static void render_header(gen_text *out, const library *lib) {
-    gen_text_add(out, "#ifndef LIB_H\n#define LIB_H\n\n");
+static void render_header(rlvr_text *out, const library *lib) {
+    rlvr_text_printf(out, "#ifndef LIB_H\n#define LIB_H\n\n");
     for (int s = 0; s < lib->n_slots; s++) {
         const bc_unit *u = unit_of(lib, s);
-        for (int f = 0; f < bc_unit_n_funcs(u); f++) gen_text_add(out, "%s\n", u->funcs[f].proto);
+        for (int f = 0; f < bc_unit_n_funcs(u); f++) rlvr_text_printf(out, "%s\n", u->funcs[f].proto);
     }
-    gen_text_add(out, "\n#endif\n");
+    rlvr_text_printf(out, "\n#endif\n");
 }
 
 static const char makefile[] =
@@ -118,36 +118,36 @@ static void format_call(char *out, size_t cap, const library *lib, const test_ca
  * shuffles it. `details`: a failing test is followed by a comment saying what
  * the call returned and what was expected (public tests only: hidden results
  * never reach the policy). */
-static void render_tests(gen_text *out, const library *lib, const test_case *tests, const int *which, int n,
+static void render_tests(rlvr_text *out, const library *lib, const test_case *tests, const int *which, int n,
                          bool details) {
-    gen_text_add(out, "/* %s tests. TAP goes to $RLVR_RESULTS_FD (default stdout); $RLVR_TEST_ORDER\n"
+    rlvr_text_printf(out, "/* %s tests. TAP goes to $RLVR_RESULTS_FD (default stdout); $RLVR_TEST_ORDER\n"
                       " * (names) or $RLVR_TEST_SEED (a number) sets the order. */\n",
                  details ? "Public" : "Hidden");
-    gen_text_add(out, "#define _POSIX_C_SOURCE 200809L /* fdopen */\n"
+    rlvr_text_printf(out, "#define _POSIX_C_SOURCE 200809L /* fdopen */\n"
                       "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n#include \"lib.h\"\n\n"
                       "#define N %d\n\n", n);
-    gen_text_add(out, "static const char *names[N] = {");
-    for (int i = 0; i < n; i++) gen_text_add(out, "%s\"%s\"", i ? ", " : "", tests[which[i]].name);
-    gen_text_add(out, "};\n");
+    rlvr_text_printf(out, "static const char *names[N] = {");
+    for (int i = 0; i < n; i++) rlvr_text_printf(out, "%s\"%s\"", i ? ", " : "", tests[which[i]].name);
+    rlvr_text_printf(out, "};\n");
     if (details) {
-        gen_text_add(out, "static const char *calls[N] = {");
+        rlvr_text_printf(out, "static const char *calls[N] = {");
         for (int i = 0; i < n; i++) {
             char call[128];
             format_call(call, sizeof call, lib, &tests[which[i]]);
-            gen_text_add(out, "%s\"%s\"", i ? ", " : "", call);
+            rlvr_text_printf(out, "%s\"%s\"", i ? ", " : "", call);
         }
-        gen_text_add(out, "};\n");
+        rlvr_text_printf(out, "};\n");
     }
-    gen_text_add(out, "static const int expected[N] = {");
-    for (int i = 0; i < n; i++) gen_text_add(out, "%s%ld", i ? ", " : "", tests[which[i]].expected);
-    gen_text_add(out, "};\n\nstatic int run(int i) {\n    switch (i) {\n");
+    rlvr_text_printf(out, "static const int expected[N] = {");
+    for (int i = 0; i < n; i++) rlvr_text_printf(out, "%s%ld", i ? ", " : "", tests[which[i]].expected);
+    rlvr_text_printf(out, "};\n\nstatic int run(int i) {\n    switch (i) {\n");
     for (int i = 0; i < n; i++) {
         char call[128];
         format_call(call, sizeof call, lib, &tests[which[i]]);
-        gen_text_add(out, "    case %d: return %s;\n", i, call);
+        rlvr_text_printf(out, "    case %d: return %s;\n", i, call);
     }
-    gen_text_add(out, "    }\n    return 0;\n}\n\n");
-    gen_text_add(out,
+    rlvr_text_printf(out, "    }\n    return 0;\n}\n\n");
+    rlvr_text_printf(out,
                  "static void plan_order(int *order) {\n"
                  "    int n = 0, used[N] = {0};\n"
                  "    for (const char *p = getenv(\"RLVR_TEST_ORDER\"); p && *p;) {\n"
@@ -187,9 +187,9 @@ static void render_tests(gen_text *out, const library *lib, const test_case *tes
                  "        int i = order[k], got = run(i);\n"
                  "        fprintf(tap, \"%%s %%d - %%s\\n\", got == expected[i] ? \"ok\" : \"not ok\", k + 1, names[i]);\n");
     if (details)
-        gen_text_add(out, "        if (got != expected[i])\n"
+        rlvr_text_printf(out, "        if (got != expected[i])\n"
                           "            fprintf(tap, \"# %%s returned %%d, expected %%d\\n\", calls[i], got, expected[i]);\n");
-    gen_text_add(out,
+    rlvr_text_printf(out,
                  "        failed += got != expected[i];\n"
                  "    }\n"
                  "    fflush(tap);\n"
@@ -397,18 +397,18 @@ static void hardcode_line(char *out, size_t cap, const library *lib, const test_
 }
 
 typedef struct {
-    gen_text correct, buggy, header, pub, hidden;
-    gen_text wrong[3];
+    rlvr_text correct, buggy, header, pub, hidden;
+    rlvr_text wrong[3];
     int n_wrong;
 } texts;
 
 static void texts_free(texts *x) {
-    gen_text_free(&x->correct);
-    gen_text_free(&x->buggy);
-    gen_text_free(&x->header);
-    gen_text_free(&x->pub);
-    gen_text_free(&x->hidden);
-    for (int i = 0; i < 3; i++) gen_text_free(&x->wrong[i]);
+    rlvr_text_free(&x->correct);
+    rlvr_text_free(&x->buggy);
+    rlvr_text_free(&x->header);
+    rlvr_text_free(&x->pub);
+    rlvr_text_free(&x->hidden);
+    for (int i = 0; i < 3; i++) rlvr_text_free(&x->wrong[i]);
 }
 
 static int render_all(texts *x, const library *lib, const test_plan *plan, const int *perm) {
@@ -451,9 +451,9 @@ static int write_files(const texts *x, const char *out_dir, const char *id, char
     snprintf(hidden, sizeof hidden, "%s/hidden/%s/tests/hidden.c", out_dir, id);
     RLVR_TRY(gen_must_not_exist(hidden));
     const char *paths[] = {".gitignore", "Makefile", "lib.c", "lib.h", "tests/public.c"};
-    const char *contents[] = {"build/\n", makefile, x->buggy.s, x->header.s, x->pub.s};
+    const char *contents[] = {"build/\n", makefile, x->buggy.data, x->header.data, x->pub.data};
     RLVR_TRY(gen_repo_create(repo, paths, contents, 5, commit));
-    return gen_write_file(hidden, x->hidden.s, x->hidden.n);
+    return gen_write_file(hidden, x->hidden.data, x->hidden.len);
 }
 
 static int fill_task(rlvr_task *t, const rlvr_task_gen_options *opts, const char *id, const char *out_dir,
@@ -498,21 +498,21 @@ static int fill_task(rlvr_task *t, const rlvr_task_gen_options *opts, const char
     }
     RLVR_TRY(gen_list(&t->fail_to_pass, f2p, (size_t)nf));
     RLVR_TRY(gen_list(&t->pass_to_pass, p2p, (size_t)np));
-    RLVR_TRY(gen_patch(&t->reference_patch, "lib.c", x->buggy.s, x->correct.s));
+    RLVR_TRY(gen_patch(&t->reference_patch, "lib.c", x->buggy.data, x->correct.data));
     RLVR_ALLOC(t->wrong_patches.items, x->n_wrong);
     for (int i = 0; i < x->n_wrong; i++) {
-        RLVR_TRY(gen_patch(&t->wrong_patches.items[i], "lib.c", x->buggy.s, x->wrong[i].s));
+        RLVR_TRY(gen_patch(&t->wrong_patches.items[i], "lib.c", x->buggy.data, x->wrong[i].data));
         t->wrong_patches.n = (size_t)i + 1;
     }
     const char *protected[] = {"/tests", "/Makefile", "/.gitignore", "/build"};
     RLVR_TRY(gen_list(&t->protected_paths, protected, 4));
-    gen_text meta = {0};
-    gen_text_add(&meta, "{\"bug_unit\":\"%s\",\"difficulty\":%d,\"units\":[", unit_of(lib, lib->bug_slot)->name, d);
-    for (int s = 0; s < lib->n_slots; s++) gen_text_add(&meta, "%s\"%s\"", s ? "," : "", unit_of(lib, s)->name);
-    gen_text_add(&meta, "]}");
+    rlvr_text meta = {0};
+    rlvr_text_printf(&meta, "{\"bug_unit\":\"%s\",\"difficulty\":%d,\"units\":[", unit_of(lib, lib->bug_slot)->name, d);
+    for (int s = 0; s < lib->n_slots; s++) rlvr_text_printf(&meta, "%s\"%s\"", s ? "," : "", unit_of(lib, s)->name);
+    rlvr_text_printf(&meta, "]}");
     int rc = gen_text_check(&meta);
-    if (rc == 0) t->metadata_json = meta.s;
-    else gen_text_free(&meta);
+    if (rc == 0) t->metadata_json = meta.data;
+    else rlvr_text_free(&meta);
     return rc;
 }
 

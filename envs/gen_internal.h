@@ -4,24 +4,15 @@
 #define RLVR_ENVS_GEN_INTERNAL_H
 
 #include "core/rng.h"
+#include "core/text.h"
 #include "envs/gen.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* A growable NUL-terminated string. */
-typedef struct {
-    char *s;
-    size_t n, cap;
-    bool failed; /* an allocation failed: s holds what fit */
-} gen_text;
-
-void gen_text_add(gen_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void gen_text_addn(gen_text *t, const char *s, size_t n);
-void gen_text_free(gen_text *t);
-/* 0, or RLVR_ENOMEM when an append failed. */
-int gen_text_check(const gen_text *t);
+/* 0, or RLVR_ENOMEM when an append to `t` failed. */
+int gen_text_check(const rlvr_text *t);
 
 /* The stream for task `index` of these options. */
 void gen_stream(rlvr_rng_stream *s, const rlvr_task_gen_options *opts, uint32_t family_code, int64_t index);

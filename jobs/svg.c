@@ -9,37 +9,6 @@
 
 /* ---- text buffer ------------------------------------------------------------ */
 
-static bool text_reserve(rlvr_text *t, size_t extra) {
-    if (t->failed) return false;
-    if (t->len + extra + 1 <= t->cap) return true;
-    size_t cap = t->cap ? t->cap : 4096;
-    while (cap < t->len + extra + 1) cap *= 2;
-    char *p = realloc(t->data, cap);
-    if (!p) {
-        t->failed = true;
-        return false;
-    }
-    t->data = p;
-    t->cap = cap;
-    return true;
-}
-
-void rlvr_text_printf(rlvr_text *t, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-        t->failed = true;
-        return;
-    }
-    if (!text_reserve(t, (size_t)n)) return;
-    va_start(ap, fmt);
-    vsnprintf(t->data + t->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    t->len += (size_t)n;
-}
-
 void rlvr_text_escaped(rlvr_text *t, const char *s) {
     for (; s && *s; s++) {
         switch (*s) {
@@ -53,10 +22,6 @@ void rlvr_text_escaped(rlvr_text *t, const char *s) {
     }
 }
 
-void rlvr_text_free(rlvr_text *t) {
-    free(t->data);
-    *t = (rlvr_text){0};
-}
 
 /* ---- ticks ------------------------------------------------------------------ */
 

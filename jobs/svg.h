@@ -19,20 +19,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* ---- a growing text buffer ------------------------------------------------ */
+#include "core/text.h"
 
-/* Appends never fail visibly: on out-of-memory `failed` is set, later
- * appends are ignored, and the owner checks `failed` once at the end. */
-typedef struct {
-    char *data; /* NUL-terminated; NULL while empty */
-    size_t len, cap;
-    bool failed;
-} rlvr_text;
+/* ---- text ------------------------------------------------------------------ */
 
-void rlvr_text_printf(rlvr_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* `s` with & < > " ' replaced by entities (safe in HTML/SVG text and attributes). */
 void rlvr_text_escaped(rlvr_text *t, const char *s);
-void rlvr_text_free(rlvr_text *t);
 
 /* ---- axis ticks ------------------------------------------------------------ */
 

@@ -28,11 +28,11 @@ static int defined_names(const bc_unit *u, char names[][32]) {
 }
 
 int main(void) {
-    gen_text src = {0}, calls = {0};
+    rlvr_text src = {0}, calls = {0};
     long *want = NULL;
     char (*label)[64] = NULL;
     size_t n_want = 0, cap_want = 0;
-    gen_text_add(&src, "#include <stdio.h>\n\n");
+    rlvr_text_printf(&src, "#include <stdio.h>\n\n");
     int variant = 0;
     for (int seed = 0; seed < SEEDS; seed++) {
         for (int ui = 0; ui < bc_n_units; ui++) {
@@ -48,15 +48,15 @@ int main(void) {
             int n_names = defined_names(u, names);
             CHECK_MSG(n_names >= bc_unit_n_funcs(u), "unit %s: function definitions not found", u->name);
             for (int e = -1; e < bc_unit_n_edits(u); e++, variant++) {
-                for (int i = 0; i < n_names; i++) gen_text_add(&src, "#define %s v%d_%s\n", names[i], variant, names[i]);
+                for (int i = 0; i < n_names; i++) rlvr_text_printf(&src, "#define %s v%d_%s\n", names[i], variant, names[i]);
                 for (int l = 0; u->lines[l]; l++) CHECK_OK(bc_render_line(&src, u, k, l, e));
-                for (int i = 0; i < n_names; i++) gen_text_add(&src, "#undef %s\n", names[i]);
+                for (int i = 0; i < n_names; i++) rlvr_text_printf(&src, "#undef %s\n", names[i]);
                 for (int f = 0; f < bc_unit_n_funcs(u); f++) {
                     const bc_func *fn = &u->funcs[f];
                     for (int c = 0; c < n_cases[f]; c++) {
-                        gen_text_add(&calls, "    printf(\"%%d\\n\", v%d_%s(", variant, fn->name);
-                        for (int a = 0; a < fn->n_args; a++) gen_text_add(&calls, "%s%ld", a ? ", " : "", args[f][c][a]);
-                        gen_text_add(&calls, "));\n");
+                        rlvr_text_printf(&calls, "    printf(\"%%d\\n\", v%d_%s(", variant, fn->name);
+                        for (int a = 0; a < fn->n_args; a++) rlvr_text_printf(&calls, "%s%ld", a ? ", " : "", args[f][c][a]);
+                        rlvr_text_printf(&calls, "));\n");
                         if (n_want == cap_want) {
                             cap_want = cap_want ? 2 * cap_want : 1024;
                             want = realloc(want, cap_want * sizeof *want);
@@ -70,12 +70,12 @@ int main(void) {
             }
         }
     }
-    gen_text_add(&src, "\nint main(void) {\n%s    return 0;\n}\n", calls.s);
+    rlvr_text_printf(&src, "\nint main(void) {\n%s    return 0;\n}\n", calls.data);
     CHECK_OK(gen_text_check(&src));
 
     char *dir = tmpdir_make("bcunits"), path[4096], cmd[8192];
     snprintf(path, sizeof path, "%s/units.c", dir);
-    CHECK(write_text(path, src.s) == 0);
+    CHECK(write_text(path, src.data) == 0);
     char *out = NULL;
     snprintf(cmd, sizeof cmd, "cd %s && cc -std=c11 -O0 -w -o units units.c && ./units", dir);
     CHECK(run_cmd(cmd, &out) == 0);
@@ -92,8 +92,8 @@ int main(void) {
     free(out);
     free(want);
     free(label);
-    gen_text_free(&src);
-    gen_text_free(&calls);
+    rlvr_text_free(&src);
+    rlvr_text_free(&calls);
     if (test_failures == 0) rm_rf(dir);
     free(dir);
     return test_summary("test_bugfix_c_units");

@@ -1,0 +1,25 @@
+/* core/text.h — a growing NUL-terminated text buffer.
+ *
+ * Appends never fail visibly: on out-of-memory `failed` is set, later
+ * appends are ignored, and the owner checks `failed` once at the end (and
+ * turns it into RLVR_ENOMEM with its own message). A zero-initialised
+ * rlvr_text is empty and ready. */
+#ifndef RLVR_CORE_TEXT_H
+#define RLVR_CORE_TEXT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct {
+    char *data; /* NUL-terminated; NULL while nothing was appended */
+    size_t len, cap;
+    bool failed;
+} rlvr_text;
+
+void rlvr_text_printf(rlvr_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends s[0..n) (which may hold NULs). */
+void rlvr_text_append(rlvr_text *t, const char *s, size_t n);
+/* Frees the buffer and leaves `t` empty. */
+void rlvr_text_free(rlvr_text *t);
+
+#endif
