@@ -282,7 +282,7 @@ rlvr_enclave_verdict fixture_verify(rlvr_verify_task *task, const char *patch, s
     return v;
 }
 
-int fixture_count_children(pid_t parent) {
+int fixture_children(pid_t parent, pid_t *kids, int cap) {
     int n = 0;
     DIR *d = opendir("/proc");
     struct dirent *e;
@@ -290,7 +290,7 @@ int fixture_count_children(pid_t parent) {
         char path[300], buf[512];
         if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
         snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-        int fd = open(path, O_RDONLY);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0) continue;
         ssize_t k = read(fd, buf, sizeof buf - 1);
         close(fd);
@@ -298,9 +298,20 @@ int fixture_count_children(pid_t parent) {
         buf[k] = 0;
         char *p = strrchr(buf, ')');
         int ppid = 0;
-        if (p && sscanf(p + 1, " %*c %d", &ppid) == 1 && ppid == parent) n++;
+        if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1 || ppid != parent) continue;
+        if (n < cap) kids[n] = (pid_t)atoi(e->d_name);
+        n++;
     }
     if (d) closedir(d);
+    return n;
+}
+
+int fixture_count_children(pid_t parent) { return fixture_children(parent, NULL, 0); }
+
+int fixture_count_grandchildren(pid_t parent) {
+    pid_t kids[256];
+    int nk = fixture_children(parent, kids, 256), n = 0;
+    for (int i = 0; i < nk && i < 256; i++) n += fixture_count_children(kids[i]);
     return n;
 }
 

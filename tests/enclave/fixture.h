@@ -72,7 +72,12 @@ rlvr_enclave_verdict fixture_verify(rlvr_verify_task *task, const char *patch, s
 
 /* Processes on the host whose parent is `parent` (zombies included), read
  * from /proc: leak checks after sandboxes are torn down. */
+/* Processes whose parent is `parent` (from /proc): their number; the first
+ * `cap` pids go to kids. */
+int fixture_children(pid_t parent, pid_t *kids, int cap);
 int fixture_count_children(pid_t parent);
+/* Processes whose parent is one of `parent`'s children. */
+int fixture_count_grandchildren(pid_t parent);
 
 /* Entries of a directory, hidden ones excepted (e.g. /proc/self/fd). */
 int fixture_count_entries(const char *dir);

@@ -24,38 +24,6 @@ static int count_lines(const char *path) {
     return n;
 }
 
-/* Processes whose parent is us, and theirs. */
-static void count_tree(int *children, int *grandchildren) {
-    *children = *grandchildren = 0;
-    pid_t kids[64];
-    int nk = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        DIR *d = opendir("/proc");
-        struct dirent *e;
-        while (d && (e = readdir(d))) {
-            char path[300], buf[512];
-            if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-            snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-            int fd = open(path, O_RDONLY | O_CLOEXEC);
-            if (fd < 0) continue;
-            ssize_t k = read(fd, buf, sizeof buf - 1);
-            close(fd);
-            if (k <= 0) continue;
-            buf[k] = 0;
-            char *p = strrchr(buf, ')');
-            int ppid = 0;
-            if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1) continue;
-            if (pass == 0 && ppid == getpid()) {
-                (*children)++;
-                if (nk < 64) kids[nk++] = atoi(e->d_name);
-            }
-            if (pass == 1)
-                for (int i = 0; i < nk; i++) *grandchildren += ppid == kids[i];
-        }
-        if (d) closedir(d);
-    }
-}
-
 static long rss_kb(void) {
     FILE *f = fopen("/proc/self/status", "re");
     char line[256];
@@ -75,7 +43,8 @@ static sample take(rlvr_sandbox_host *host) {
     sample s;
     s.fds = fixture_count_entries("/proc/self/fd");
     s.mounts = count_lines("/proc/self/mountinfo");
-    count_tree(&s.children, &s.grandchildren);
+    s.children = fixture_count_children(getpid());
+    s.grandchildren = fixture_count_grandchildren(getpid());
     s.scratch = fixture_count_entries(rlvr_sandbox_host_scratch(host));
     s.rss_kb = rss_kb();
     return s;

@@ -328,29 +328,6 @@ static const redteam_case cases[] = {
 
 /* ---- the harness of the suite ------------------------------------------------------------ */
 
-/* Processes whose parent is one of our children (a pooled enclave's holder
- * has none between runs). */
-static int grandchildren(void) {
-    DIR *d = opendir("/proc");
-    struct dirent *e;
-    int n = 0;
-    while (d && (e = readdir(d))) {
-        char path[300], buf[512];
-        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-        int fd = open(path, O_RDONLY);
-        if (fd < 0) continue;
-        ssize_t k = read(fd, buf, sizeof buf - 1);
-        close(fd);
-        if (k <= 0) continue;
-        buf[k] = 0;
-        char *p = strrchr(buf, ')');
-        int ppid = 0;
-        if (p && sscanf(p + 1, " %*c %d", &ppid) == 1 && ppid == getpid()) n += fixture_count_children(atoi(e->d_name));
-    }
-    if (d) closedir(d);
-    return n;
-}
 
 static int count_fds(void) { return fixture_count_entries("/proc/self/fd"); }
 
@@ -425,7 +402,7 @@ static void run_case(const redteam_case *rc, prepared *p, const context *ctx, rl
     int children = fixture_count_children(getpid());
     CHECK_MSG(children == pooled, "case \"%s\": %d children, expected the %d pooled enclaves", rc->name, children,
               pooled);
-    CHECK_MSG(grandchildren() == 0, "case \"%s\": a pooled enclave kept processes", rc->name);
+    CHECK_MSG(fixture_count_grandchildren(getpid()) == 0, "case \"%s\": a pooled enclave kept processes", rc->name);
     char secret[4200];
     snprintf(secret, sizeof secret, "%s/secret", ctx->canary);
     char *text = NULL;
