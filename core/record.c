@@ -110,7 +110,7 @@ int rlvr_rollout_copy(rlvr_rollout *dst, const rlvr_rollout *src) {
 
 const char *rlvr_stop_reason_name(rlvr_stop_reason s) {
     static const char *const names[] = {"none", "done", "max_tokens", "turn_limit",
-                                        "context", "repetition", "infra_error"};
+                                        "context", "repetition", "infra_error", "malformed"};
     return (unsigned)s < RLVR_STOP_COUNT ? names[s] : "unknown";
 }
 

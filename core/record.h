@@ -27,6 +27,7 @@ typedef enum {
     RLVR_STOP_CONTEXT = 4,      /* context window full (truncation) */
     RLVR_STOP_REPETITION = 5,   /* n-gram repetition detector stopped it */
     RLVR_STOP_INFRA_ERROR = 6,  /* sandbox or harness failure: excluded, never scored */
+    RLVR_STOP_MALFORMED = 7,    /* too many malformed tool calls in a row (truncation) */
     RLVR_STOP_COUNT
 } rlvr_stop_reason;
 

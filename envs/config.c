@@ -50,6 +50,10 @@ const rlvr_config_key rlvr_harness_config_keys[] = {
      NULL, RLVR_CFG_RANGE(1, 1e9)},
     {"harness", "tool_timeout_s", RLVR_CFG_FLOAT, "10",
      "wall time of one tool call unless the task sets budgets.tool_timeout_s", NULL, RLVR_CFG_RANGE(0.001, 86400)},
+    {"harness", "max_malformed_calls", RLVR_CFG_INT, "0",
+     "malformed tool calls in a row (unparsable, or failing the tool's schema) that stop a rollout, unless the "
+     "task sets budgets.malformed_calls; a well-formed call resets the count; 0 = no limit",
+     NULL, RLVR_CFG_RANGE(0, 1000000)},
     {"harness", "tool_prompt", RLVR_CFG_ENUM, "schema",
      "how the system turn lists the tools: `schema` (each with its JSON schema) or `compact` (argument names only, "
      "a far shorter prompt for small models); calls are validated against the schema either way",
@@ -111,6 +115,7 @@ int rlvr_harness_config_read(const rlvr_config *cfg, rlvr_harness_config *out) {
     RLVR_TRY(rlvr_config_get_int(cfg, "harness", "max_policy_tokens", &out->budgets.policy_tokens));
     RLVR_TRY(rlvr_config_get_int(cfg, "harness", "max_context_tokens", &out->budgets.context_tokens));
     RLVR_TRY(rlvr_config_get_double(cfg, "harness", "tool_timeout_s", &out->budgets.tool_timeout_s));
+    RLVR_TRY(rlvr_config_get_int(cfg, "harness", "max_malformed_calls", &out->budgets.malformed_calls));
     RLVR_TRY(rlvr_config_get_int(cfg, "harness", "tool_output_bytes", &out->tool_output_bytes));
     const char *style;
     RLVR_TRY(rlvr_config_get_string(cfg, "harness", "tool_prompt", &style));

@@ -30,7 +30,7 @@ typedef enum { RLVR_TOOL_PROMPT_SCHEMA = 0, RLVR_TOOL_PROMPT_COMPACT = 1 } rlvr_
 
 typedef struct {
     rlvr_tool_prompt tool_prompt;
-    rlvr_task_budgets budgets; /* all > 0 */
+    rlvr_task_budgets budgets; /* all > 0 but malformed_calls (0 = no limit) */
     int64_t tool_output_bytes; /* one tool observation is cut to this many bytes */
 } rlvr_harness_config;
 

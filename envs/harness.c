@@ -26,7 +26,8 @@
 void rlvr_harness_options_default(rlvr_harness_options *o) {
     memset(o, 0, sizeof *o);
     o->version = RLVR_HARNESS_OPTIONS_VERSION;
-    o->budgets = (rlvr_task_budgets){.turns = 16, .policy_tokens = 4096, .context_tokens = 8192, .tool_timeout_s = 10};
+    o->budgets = (rlvr_task_budgets){
+        .turns = 16, .policy_tokens = 4096, .context_tokens = 8192, .tool_timeout_s = 10, .malformed_calls = 0};
     o->tool_output_bytes = 2048;
     o->overlap_tools = true;
     o->repetition = (rlvr_repetition_config){.enabled = true, .window = 2048, .ngram = 32, .max_repeats = 10};
@@ -153,6 +154,7 @@ typedef struct {
     int32_t context_cap;  /* min(budget, sampler context) */
     int32_t turn_start;   /* record index of the current policy turn's first token */
     int64_t policy_used;
+    int64_t malformed_run; /* malformed calls in a row so far (a well-formed call resets it) */
     rlvr_repetition *rep;
     struct driver *d;
     /* the turn being finished, and its tool call while it runs */
@@ -505,8 +507,14 @@ static int start_tool(driver *d, env *e) {
     return tool_finished(d, e);
 }
 
+/* The malformed-call ceiling: this many malformed calls in a row (0 = no
+ * limit) end the rollout; its last turn gets no observation. */
+static bool malformed_limit_reached(const env *e) {
+    return e->b.malformed_calls > 0 && e->malformed_run >= e->b.malformed_calls;
+}
+
 /* A policy turn is complete: read its call; a tool starts (start_tool); a
- * malformed call gets its error. */
+ * malformed call gets its error, unless it is one too many (stop MALFORMED). */
 static int end_turn(driver *d, env *e) {
     rlvr_harness_job *job = e->job;
     rlvr_rollout *r = &job->record;
@@ -540,6 +548,11 @@ static int end_turn(driver *d, env *e) {
         job->calls_parsed++;
         e->turn.call_parsed = 1;
         snprintf(e->turn.tool_name, sizeof e->turn.tool_name, "%s", rlvr_tool_name(call.tool));
+    }
+    e->malformed_run = kind == RLVR_TURN_MALFORMED ? e->malformed_run + 1 : 0;
+    if (!done && malformed_limit_reached(e)) { /* a derailed policy: the rest of the rollout is lost */
+        r->stop = RLVR_STOP_MALFORMED;
+        done = true;
     }
     emit(d, e, RLVR_HARNESS_EVENT_POLICY, &e->turn);
     if (kind == RLVR_TURN_CALL) {
@@ -727,6 +740,9 @@ int rlvr_harness_run(rlvr_sampler *s, const rlvr_tokenizer *tok, const rlvr_harn
     if (opt->budgets.turns < 1 || opt->budgets.policy_tokens < 1 || opt->budgets.context_tokens < 1 ||
         !(opt->budgets.tool_timeout_s > 0) || opt->tool_output_bytes < 1)
         return RLVR_FAIL(RLVR_EINVAL, "harness options: every budget and tool_output_bytes must be > 0");
+    if (opt->budgets.malformed_calls < 0)
+        return RLVR_FAIL(RLVR_EINVAL, "harness options: budgets.malformed_calls %lld must be >= 0 (0 = no limit)",
+                         (long long)opt->budgets.malformed_calls);
     for (int i = 0; i < n; i++)
         if (!jobs[i].task) return RLVR_FAIL(RLVR_EINVAL, "harness job %d has no task", i);
         else if (jobs[i].task->verifier == RLVR_VERIFIER_TESTS && !opt->host)

@@ -12,7 +12,9 @@
  *         into the rollout's sampler slot;
  *   end:  a turn without a call, a submit call or <|eos|> ends the episode
  *         (stop DONE); otherwise a ceiling does (turn limit, policy-token
- *         budget, context limit, n-gram repetition); a sandbox failure is
+ *         budget, context limit, n-gram repetition, budgets.malformed_calls
+ *         malformed calls in a row: stop MALFORMED, that turn gets no
+ *         observation); a sandbox failure is
  *         RLVR_STOP_INFRA_ERROR (verdict INFRA: excluded, never scored).
  *   "tests" tasks: the patch is extracted from the workspace (enclave
  *   diff gate) into the job; rlvr_harness_verify scores it in the enclave.
@@ -86,7 +88,8 @@ typedef double (*rlvr_harness_latency_fn)(void *arg, const rlvr_harness_job *job
 typedef struct {
     unsigned version;                  /* RLVR_HARNESS_OPTIONS_VERSION */
     rlvr_tool_prompt tool_prompt;      /* how the system turn lists the tools ([harness] tool_prompt) */
-    rlvr_task_budgets budgets;         /* the run's [harness] ceilings (all > 0); a task's own values win */
+    rlvr_task_budgets budgets;         /* the run's [harness] ceilings (all > 0 but malformed_calls, where
+                                          0 = no limit); a task's own values win */
     int64_t tool_output_bytes;         /* an observation is cut to this many bytes (marked); > 0 */
     rlvr_repetition_config repetition; /* [repetition]; disabled when !enabled */
     rlvr_sandbox_host *host;           /* needed for "tests" tasks; NULL is fine for "arith" */
@@ -106,7 +109,8 @@ typedef struct {
 } rlvr_harness_options;
 
 /* The defaults of [harness] (16 turns, 4096 policy tokens, 8192 context
- * tokens, 10 s per tool, 2048 output bytes) and [repetition] (on: an n-gram
+ * tokens, 10 s per tool, no malformed-call limit, 2048 output bytes) and
+ * [repetition] (on: an n-gram
  * of 32 more than 10 times within 2048 tokens); default sandbox limits; tools
  * overlapping decoding (overlap_tools); no host. */
 void rlvr_harness_options_default(rlvr_harness_options *o);

@@ -42,6 +42,7 @@ void rlvr_task_budgets_resolve(const rlvr_task_budgets *task, const rlvr_task_bu
     out->policy_tokens = task->policy_tokens > 0 ? task->policy_tokens : run->policy_tokens;
     out->context_tokens = task->context_tokens > 0 ? task->context_tokens : run->context_tokens;
     out->tool_timeout_s = task->tool_timeout_s > 0 ? task->tool_timeout_s : run->tool_timeout_s;
+    out->malformed_calls = task->malformed_calls > 0 ? task->malformed_calls : run->malformed_calls;
 }
 
 /* ---- freeing ------------------------------------------------------------ */
@@ -405,11 +406,13 @@ static int read_budgets(const reader *r, json_t *root) {
     json_t *v = json_object_get(root, "budgets");
     if (!v) return 0;
     if (!json_is_object(v)) return field_error(r, "budgets", "must be an object, not %s", json_kind(v));
-    static const char *const keys[] = {"turns", "policy_tokens", "context_tokens", "tool_timeout_s", NULL};
+    static const char *const keys[] = {"turns", "policy_tokens", "context_tokens", "tool_timeout_s",
+                                       "malformed_calls", NULL};
     RLVR_TRY(check_keys(r, v, "budgets.", keys));
     RLVR_TRY(get_int(r, v, "budgets.", "turns", 1, 1000000, &b->turns, false));
     RLVR_TRY(get_int(r, v, "budgets.", "policy_tokens", 1, INT32_MAX, &b->policy_tokens, false));
     RLVR_TRY(get_int(r, v, "budgets.", "context_tokens", 1, INT32_MAX, &b->context_tokens, false));
+    RLVR_TRY(get_int(r, v, "budgets.", "malformed_calls", 1, 1000000, &b->malformed_calls, false));
     json_t *to = json_object_get(v, "tool_timeout_s");
     if (to) {
         if (!json_is_number(to) || !(json_number_value(to) > 0) || json_number_value(to) > 86400)
@@ -614,13 +617,15 @@ static int arith_json(const rlvr_task *t, json_t *o) {
 
 static int budgets_json(const rlvr_task *t, json_t *o) {
     const rlvr_task_budgets *b = &t->budgets;
-    if (!b->turns && !b->policy_tokens && !b->context_tokens && !(b->tool_timeout_s > 0)) return 0;
+    if (!b->turns && !b->policy_tokens && !b->context_tokens && !(b->tool_timeout_s > 0) && !b->malformed_calls)
+        return 0;
     json_t *j = json_object();
     RLVR_TRY(set_new(o, "budgets", j));
     if (b->turns) RLVR_TRY(set_new(j, "turns", json_integer(b->turns)));
     if (b->policy_tokens) RLVR_TRY(set_new(j, "policy_tokens", json_integer(b->policy_tokens)));
     if (b->context_tokens) RLVR_TRY(set_new(j, "context_tokens", json_integer(b->context_tokens)));
     if (b->tool_timeout_s > 0) RLVR_TRY(set_new(j, "tool_timeout_s", json_real(b->tool_timeout_s)));
+    if (b->malformed_calls) RLVR_TRY(set_new(j, "malformed_calls", json_integer(b->malformed_calls)));
     return 0;
 }
 

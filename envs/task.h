@@ -48,6 +48,8 @@ typedef struct {
     int64_t policy_tokens;  /* tokens the policy samples, all turns together */
     int64_t context_tokens; /* prompt + policy + observations */
     double tool_timeout_s;  /* wall time of one tool call */
+    int64_t malformed_calls; /* malformed tool calls in a row that stop the rollout; in the run's
+                                [harness] budgets 0 = no limit */
 } rlvr_task_budgets;
 
 /* Read-only after loading; free with rlvr_task_free. */

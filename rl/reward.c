@@ -81,7 +81,7 @@ int rlvr_rl_reward_config_check(const rlvr_reward_config *c, const char **bad_ke
 
 bool rlvr_rl_stop_is_truncation(rlvr_stop_reason stop) {
     return stop == RLVR_STOP_MAX_TOKENS || stop == RLVR_STOP_TURN_LIMIT || stop == RLVR_STOP_CONTEXT ||
-           stop == RLVR_STOP_REPETITION;
+           stop == RLVR_STOP_REPETITION || stop == RLVR_STOP_MALFORMED;
 }
 
 static double length_term(const rlvr_reward_config *c, int64_t tokens) {

@@ -25,9 +25,10 @@
  * Verdicts and stop reasons (core/record.h):
  * - infra error (verdict INFRA or stop INFRA_ERROR) and dropped rollouts
  *   (public tests changed) are excluded from the loss, never scored 0;
- * - truncation (token budget, turn limit, context) and repetition stops follow
- *   the truncation policy: fail scores them as failures (outcome 0, no format
- *   credit, the length term still applies), exclude drops them from the loss;
+ * - truncation (token budget, turn limit, context), repetition and
+ *   malformed-call stops follow the truncation policy: fail scores them as
+ *   failures (outcome 0, no format credit, the length term still applies),
+ *   exclude drops them from the loss;
  * - a rejected patch or a timeout is a failure without format credit;
  * - PASS scores 1, FAIL scores 0 or its partial credit. */
 #ifndef RLVR_RL_REWARD_H
@@ -83,7 +84,7 @@ int rlvr_rl_reward_config_check(const rlvr_reward_config *cfg, const char **bad_
 int rlvr_rl_reward(rlvr_reward *out, const rlvr_reward_input *in, const rlvr_reward_config *cfg);
 
 /* True for the stop reasons the truncation policy governs: token budget, turn
- * limit, context window, repetition stop. */
+ * limit, context window, repetition stop, malformed-call limit. */
 bool rlvr_rl_stop_is_truncation(rlvr_stop_reason stop);
 
 #endif

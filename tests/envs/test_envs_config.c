@@ -22,7 +22,7 @@ static void test_defaults(void) {
     CHECK(strcmp(t.pool, "") == 0 && strcmp(t.family, "bugfix-c") == 0 && t.difficulty == 1);
     CHECK(t.train_count == 256 && t.eval_count == 64 && t.regression_count == 32 && t.seed == 1);
     CHECK(h.budgets.turns == 16 && h.budgets.policy_tokens == 4096 && h.budgets.context_tokens == 8192);
-    CHECK(h.budgets.tool_timeout_s == 10.0 && h.tool_output_bytes == 2048);
+    CHECK(h.budgets.tool_timeout_s == 10.0 && h.tool_output_bytes == 2048 && h.budgets.malformed_calls == 0);
     rlvr_task_gen_options o;
     rlvr_tasks_config_gen_options(&t, RLVR_SPLIT_EVAL, &o);
     CHECK(o.version == RLVR_TASK_GEN_OPTIONS_VERSION && o.count == 64 && o.split == RLVR_SPLIT_EVAL);
@@ -34,7 +34,7 @@ static void test_values(void) {
     int rc;
     rlvr_config *cfg = parse("[tasks]\nfamily = arith\ndifficulty = 3\nregression_count = 0\nseed = 42\n"
                              "[harness]\nmax_turns = 4\nmax_policy_tokens = 100\nmax_context_tokens = 400\n"
-                             "tool_timeout_s = 2.5\n",
+                             "tool_timeout_s = 2.5\nmax_malformed_calls = 2\n",
                              &rc);
     CHECK_OK(rc);
     if (!cfg) return;
@@ -44,13 +44,14 @@ static void test_values(void) {
     CHECK_OK(rlvr_harness_config_read(cfg, &h));
     CHECK(strcmp(t.family, "arith") == 0 && t.difficulty == 3 && t.seed == 42 && t.regression_count == 0);
     CHECK(h.budgets.turns == 4 && h.budgets.policy_tokens == 100 && h.budgets.tool_timeout_s == 2.5);
+    CHECK(h.budgets.malformed_calls == 2);
     rlvr_task_gen_options o;
     rlvr_tasks_config_gen_options(&t, RLVR_SPLIT_REGRESSION, &o);
     CHECK(o.count == 0 && o.difficulty == 3 && o.seed == 42);
     /* a task's own budgets win over the run's */
-    rlvr_task_budgets task = {.turns = 8}, got;
+    rlvr_task_budgets task = {.turns = 8, .malformed_calls = 5}, got;
     rlvr_task_budgets_resolve(&task, &h.budgets, &got);
-    CHECK(got.turns == 8 && got.policy_tokens == 100 && got.context_tokens == 400);
+    CHECK(got.turns == 8 && got.policy_tokens == 100 && got.context_tokens == 400 && got.malformed_calls == 5);
     rlvr_config_free(cfg);
 }
 
@@ -85,6 +86,22 @@ static void test_refusals(void) {
     CHECK(rc == RLVR_ECONFIG && strstr(rlvr_error_last(), "max_turns"));
     cfg = parse("[tasks]\ndifficulty = 4\n", &rc);
     CHECK(rc == RLVR_ECONFIG);
+
+    /* max_malformed_calls: an int in 0 … 1e6; the message names file, line and key */
+    const char *bad[] = {"-1", "1000001", "two", "2.5"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[128];
+        snprintf(text, sizeof text, "[harness]\nmax_malformed_calls = %s\n", bad[i]);
+        cfg = parse(text, &rc);
+        CHECK_MSG(rc == RLVR_ECONFIG && cfg == NULL, "max_malformed_calls = %s accepted", bad[i]);
+        CHECK_MSG(strstr(rlvr_error_last(), "run.ini:2") && strstr(rlvr_error_last(), "max_malformed_calls"), "%s",
+                  rlvr_error_last());
+        rlvr_config_free(cfg);
+    }
+    cfg = parse("[harness]\nmax_malformed_calls = 1000000\n", &rc);
+    if (cfg) CHECK_OK(rlvr_harness_config_read(cfg, &h));
+    CHECK(cfg && h.budgets.malformed_calls == 1000000);
+    rlvr_config_free(cfg);
 }
 
 int main(void) {

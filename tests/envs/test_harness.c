@@ -22,7 +22,14 @@
  *    share the prompt's prefill (rlvr_sampler_fork) and give records
  *    bit-identical to the same jobs run one by one, also when a group is
  *    split across slot passes; simulated tool latency leaves the tokens
- *    alone; the event hook reports every start, turn and end in order. */
+ *    alone; the event hook reports every start, turn and end in order.
+ * 5. The malformed-call ceiling ([harness] max_malformed_calls, a task's
+ *    budgets.malformed_calls): a scripted policy that makes N malformed calls
+ *    in a row stops with `malformed` exactly at the Nth (that turn gets no
+ *    observation); a well-formed call in between resets the count; 0 means
+ *    no limit; the task's own value wins; records are the same with
+ *    simulated tool latency. Sampled rollouts of a random-weights policy
+ *    stop the same way. */
 #include "core/rng.h"
 #include "enclave/config.h"
 #include "enclave/reason.h"
@@ -32,6 +39,7 @@
 #include "envs/pool.h"
 #include "envs/turn.h"
 #include "rl/config.h"
+#include "rl/reward.h"
 #include "envs_test.h"
 #include "test.h"
 
@@ -393,6 +401,8 @@ static void run_sampled(rlvr_sampler *s, rlvr_task *tasks[], int n, rlvr_harness
     }
     rlvr_harness_options opt;
     rlvr_harness_options_default(&opt);
+    CHECK(opt.budgets.malformed_calls == 0); /* no limit unless the run sets one */
+    opt.budgets.malformed_calls = 3;
     CHECK_OK(rlvr_harness_run(s, tok, &opt, jobs, n));
 }
 
@@ -425,10 +435,16 @@ static void test_record_integrity(rlvr_task_pool *pool) {
     for (int i = 0; i < N; i++) offsets[i + 1] = offsets[i] + a[i].record.n_tokens;
     int32_t *ids = malloc((size_t)offsets[N] * sizeof *ids);
     float *lp = malloc((size_t)offsets[N] * sizeof *lp);
-    int observed = 0, multi = 0;
+    int observed = 0, multi = 0, ceiling = 0;
     for (int i = 0; i < N; i++) {
         rlvr_rollout *r = &a[i].record;
         check_layout(r);
+        if (r->stop == RLVR_STOP_MALFORMED) { /* the ceiling (3): its last 3 turns were malformed calls */
+            ceiling++;
+            CHECK(r->n_turns >= 3 && a[i].calls >= 3);
+            for (int32_t t = r->n_turns - 3; t >= 0 && t < r->n_turns; t++) CHECK(r->turns[t].call_parsed == 0);
+            CHECK(r->turns[r->n_turns - 1].observation_end == r->turns[r->n_turns - 1].observation_start);
+        }
         CHECK(r->n_tokens == b[i].record.n_tokens && r->n_turns == b[i].record.n_turns && r->stop == b[i].record.stop);
         CHECK(memcmp(r->tokens, b[i].record.tokens, (size_t)r->n_tokens * sizeof *r->tokens) == 0);
         CHECK(memcmp(r->logprobs, b[i].record.logprobs, (size_t)r->n_tokens * sizeof *r->logprobs) == 0);
@@ -455,7 +471,8 @@ static void test_record_integrity(rlvr_task_pool *pool) {
             rlvr_token_buf_free(&want);
         }
     }
-    CHECK_MSG(observed >= 3 && multi >= 2, "observations %d, multi-turn rollouts %d", observed, multi);
+    CHECK_MSG(observed >= 3 && multi >= 2 && ceiling >= 1, "observations %d, multi-turn rollouts %d, %d stopped by "
+              "the malformed-call ceiling", observed, multi, ceiling);
     rlvr_batch batch = {.n_seqs = N, .offsets = offsets, .tokens = ids};
     CHECK_OK(rlvr_model_forward(m, &batch, 1.0f, lp, NULL));
     double worst = 0;
@@ -473,8 +490,8 @@ static void test_record_integrity(rlvr_task_pool *pool) {
         }
     }
     CHECK_MSG(worst <= 2e-5 && scored > 100, "worst |dlogprob| %.3g over %lld tokens", worst, (long long)scored);
-    printf("record integrity: %lld policy tokens, %d observations, worst |dlogprob| %.3g\n", (long long)scored,
-           observed, worst);
+    printf("record integrity: %lld policy tokens, %d observations, %d stopped by 3 malformed calls in a row, "
+           "worst |dlogprob| %.3g\n", (long long)scored, observed, ceiling, worst);
     free(ids);
     free(lp);
     for (int i = 0; i < N; i++) {
@@ -646,6 +663,10 @@ static void test_bad_arguments(rlvr_task_pool *pool) {
     opt.budgets.turns = 0;
     CHECK(rlvr_harness_run(s, tok, &opt, &job, 1) == RLVR_EINVAL);
     rlvr_harness_options_default(&opt);
+    opt.budgets.malformed_calls = -1;
+    CHECK(rlvr_harness_run(s, tok, &opt, &job, 1) == RLVR_EINVAL);
+    CHECK(strstr(rlvr_error_last(), "malformed_calls") != NULL);
+    rlvr_harness_options_default(&opt);
     /* a "tests" task without a sandbox host is a caller error */
     const rlvr_task *bug = NULL;
     for (size_t i = 0; i < rlvr_task_pool_size(pool) && !bug; i++)
@@ -716,19 +737,135 @@ static void test_tools_overlap(rlvr_task_pool *pool, rlvr_sandbox_host *host) {
     rlvr_model_free(m);
 }
 
+/* ---- 5: the malformed-call ceiling ------------------------------------------------------- */
+
+/* One turn per letter of `pattern`: 'm' a call that fails its schema
+ * (read_file without a path), 'u' one with unbalanced markers, 'w' a
+ * well-formed read_file; then a final answer. */
+static void pattern_script(script *s, const rlvr_task *t, const char *pattern) {
+    memset(s, 0, sizeof *s);
+    s->task = t;
+    s->answer = "done";
+    for (const char *p = pattern; *p; p++)
+        if (*p == 'u') s->calls[s->n_calls++] = strdup("RAW:{\"name\": \"read_file\"}");
+        else if (*p == 'm') script_add(s, "read_file", json_object());
+        else script_add(s, "read_file", json_pack("{s:s, s:i, s:i}", "path", "Makefile", "start", 1, "end", 1));
+}
+
+typedef struct {
+    const char *pattern;
+    int run_limit, task_limit; /* [harness] max_malformed_calls, the task's budgets.malformed_calls (0: none) */
+    rlvr_stop_reason stop;     /* expected */
+    int32_t turns;             /* expected turns recorded */
+} malformed_case;
+
+static const malformed_case malformed_cases[] = {
+    {"mumum", 3, 0, RLVR_STOP_MALFORMED, 3},     /* three in a row: stopped at the third */
+    {"mmwmm", 3, 0, RLVR_STOP_DONE, 6},          /* a well-formed call resets the count */
+    {"mwmum", 3, 0, RLVR_STOP_MALFORMED, 5},     /* ... and the count starts again at 1 */
+    {"m", 1, 0, RLVR_STOP_MALFORMED, 1},         /* a limit of 1: the first malformed call ends it */
+    {"mumum", 0, 0, RLVR_STOP_DONE, 6},          /* 0: no limit */
+    {"wmumu", 0, 2, RLVR_STOP_MALFORMED, 3},     /* the task's budget applies where the run has none */
+    {"mumwm", 2, 4, RLVR_STOP_DONE, 6},          /* ... and wins over the run's */
+};
+#define N_MALFORMED_CASES (int)(sizeof malformed_cases / sizeof malformed_cases[0])
+
+/* Runs every case on a copy of `bug` (for its own budgets); the cases with the
+ * same run limit share one harness run. */
+static void run_malformed_cases(rlvr_sampler *s, rlvr_sandbox_host *host, const rlvr_task *bug, double latency,
+                                rlvr_harness_job *jobs, script *scripts, rlvr_task **copies) {
+    char *json = NULL;
+    CHECK_OK(rlvr_task_to_json(bug, 0, &json));
+    memset(jobs, 0, N_MALFORMED_CASES * sizeof *jobs);
+    for (int i = 0; i < N_MALFORMED_CASES; i++) {
+        copies[i] = NULL;
+        CHECK_OK(rlvr_task_parse(&copies[i], json, strlen(json), "copy", bug->base_dir));
+        if (!copies[i]) continue;
+        copies[i]->budgets.malformed_calls = malformed_cases[i].task_limit;
+        pattern_script(&scripts[i], copies[i], malformed_cases[i].pattern);
+        jobs[i] = (rlvr_harness_job){.task = copies[i], .sequence = (uint32_t)i, .script = play,
+                                     .script_arg = &scripts[i]};
+    }
+    free(json);
+    for (int limit = 0; limit <= 3; limit++) {
+        rlvr_harness_job batch[N_MALFORMED_CASES];
+        int idx[N_MALFORMED_CASES], n = 0;
+        for (int i = 0; i < N_MALFORMED_CASES; i++)
+            if (malformed_cases[i].run_limit == limit && copies[i]) idx[n] = i, batch[n++] = jobs[i];
+        if (n == 0) continue;
+        rlvr_harness_options opt;
+        rlvr_harness_options_default(&opt);
+        opt.host = host;
+        opt.budgets.malformed_calls = limit;
+        if (latency > 0) {
+            opt.simulated_latency = fixed_latency;
+            opt.latency_arg = &latency;
+        }
+        CHECK_OK(rlvr_harness_run(s, tok, &opt, batch, n));
+        for (int k = 0; k < n; k++) jobs[idx[k]] = batch[k];
+    }
+}
+
+static void test_malformed_ceiling(rlvr_task_pool *pool, rlvr_sandbox_host *host) {
+    const rlvr_task *bug = NULL;
+    for (size_t i = 0; i < rlvr_task_pool_size(pool) && !bug; i++)
+        if (rlvr_task_pool_get(pool, i)->verifier == RLVR_VERIFIER_TESTS) bug = rlvr_task_pool_get(pool, i);
+    rlvr_model *m = tiny_model(0.02f);
+    rlvr_sampler *s = tiny_sampler(m, 4, 4096);
+    if (!bug || !m || !s) return;
+    CHECK(rlvr_rl_stop_is_truncation(RLVR_STOP_MALFORMED)); /* scored by [reward] truncation */
+    CHECK(strcmp(rlvr_stop_reason_name(RLVR_STOP_MALFORMED), "malformed") == 0);
+    rlvr_harness_job jobs[N_MALFORMED_CASES], slow[N_MALFORMED_CASES];
+    script scripts[N_MALFORMED_CASES], scripts2[N_MALFORMED_CASES];
+    rlvr_task *copies[N_MALFORMED_CASES], *copies2[N_MALFORMED_CASES];
+    run_malformed_cases(s, host, bug, 0, jobs, scripts, copies);
+    run_malformed_cases(s, host, bug, 0.01, slow, scripts2, copies2);
+    for (int i = 0; i < N_MALFORMED_CASES; i++) {
+        const malformed_case *c = &malformed_cases[i];
+        const rlvr_rollout *r = &jobs[i].record;
+        check_layout(r);
+        CHECK_MSG(r->stop == c->stop && r->n_turns == c->turns, "case %d (%s, run %d, task %d): stop %s after %d turns",
+                  i, c->pattern, c->run_limit, c->task_limit, rlvr_stop_reason_name(r->stop), r->n_turns);
+        int32_t malformed = 0;
+        for (const char *p = c->pattern; *p && p - c->pattern < r->n_turns; p++) malformed += *p != 'w';
+        CHECK(jobs[i].calls_parsed + malformed == jobs[i].calls);
+        if (r->stop == RLVR_STOP_MALFORMED && r->n_turns > 0) {
+            /* the last turn is the malformed call that reached the limit: no observation, nothing after it */
+            const rlvr_turn *last = &r->turns[r->n_turns - 1];
+            CHECK(last->call_parsed == 0 && last->observation_end == last->observation_start);
+            CHECK(last->policy_end == r->n_tokens);
+            CHECK(jobs[i].patch && jobs[i].patch_len == 0); /* the workspace is still extracted */
+        }
+        /* every earlier turn got its observation */
+        for (int32_t k = 0; k + 1 < r->n_turns; k++)
+            CHECK(r->turns[k].observation_end > r->turns[k].observation_start);
+        CHECK_MSG(same_record(&jobs[i], &slow[i]), "case %d differs with simulated latency", i);
+        rlvr_harness_job_clear(&jobs[i]);
+        rlvr_harness_job_clear(&slow[i]);
+        script_free(&scripts[i]);
+        script_free(&scripts2[i]);
+        rlvr_task_free(copies[i]);
+        rlvr_task_free(copies2[i]);
+    }
+    printf("malformed-call ceiling: %d scripted cases\n", N_MALFORMED_CASES);
+    rlvr_sampler_free(s);
+    rlvr_model_free(m);
+}
+
 /* One run file gives the harness its options: [harness], [repetition], [sandbox]. */
 static void test_options_from_config(void) {
     const rlvr_config_key *const schemas[] = {rlvr_harness_config_keys, rlvr_rl_config_keys, rlvr_sandbox_config_keys,
                                               NULL};
     rlvr_config *cfg = NULL;
     CHECK_OK(rlvr_config_parse(&cfg,
-                               "[harness]\nmax_turns = 5\ntool_output_bytes = 100\n"
+                               "[harness]\nmax_turns = 5\ntool_output_bytes = 100\nmax_malformed_calls = 7\n"
                                "[repetition]\nenabled = true\nngram = 4\nwindow = 64\nmax_repeats = 3\n",
                                "run.ini", schemas));
     if (!cfg) return;
     rlvr_harness_options o;
     CHECK_OK(rlvr_harness_options_from_config(&o, cfg));
     CHECK(o.version == RLVR_HARNESS_OPTIONS_VERSION && o.budgets.turns == 5 && o.budgets.policy_tokens == 4096);
+    CHECK(o.budgets.malformed_calls == 7);
     CHECK(o.tool_output_bytes == 100 && o.repetition.enabled && o.repetition.ngram == 4 && o.repetition.window == 64);
     CHECK(o.tool_limits.wall_s > 0 && o.host == NULL);
     rlvr_config_free(cfg);
@@ -748,6 +885,7 @@ int main(void) {
         if (host) test_group_sharing(pool, host);
         if (host) test_oracle_and_exploit(pool, host);
         if (host) test_tools_overlap(pool, host);
+        if (host) test_malformed_ceiling(pool, host);
         rlvr_sandbox_host_free(host);
     }
     rlvr_task_pool_free(pool);

@@ -29,7 +29,8 @@ static const char *good_tests_spec =
     "  \"wrong_patches\": [\"--- a/lib.c\\n+++ b/lib.c\\n@@ -1 +1 @@\\n-a\\n+c\\n\"],\n"
     "  \"protected_paths\": [\"tests/**\", \"Makefile\"],\n"
     "  \"tools\": [\"read_file\", \"replace_in_file\", \"submit\"],\n"
-    "  \"budgets\": {\"turns\": 6, \"policy_tokens\": 500, \"context_tokens\": 2000, \"tool_timeout_s\": 2.5},\n"
+    "  \"budgets\": {\"turns\": 6, \"policy_tokens\": 500, \"context_tokens\": 2000, \"tool_timeout_s\": 2.5,\n"
+    "              \"malformed_calls\": 2},\n"
     "  \"metadata\": {\"note\": \"hand-written\"}\n"
     "}\n";
 
@@ -72,7 +73,7 @@ static void test_good_tests_spec(void) {
     CHECK(t->wrong_patches.n == 1 && t->protected_paths.n == 2);
     CHECK(t->tools == ((1u << RLVR_TOOL_READ_FILE) | (1u << RLVR_TOOL_REPLACE_IN_FILE) | (1u << RLVR_TOOL_SUBMIT)));
     CHECK(t->budgets.turns == 6 && t->budgets.policy_tokens == 500 && t->budgets.context_tokens == 2000);
-    CHECK(t->budgets.tool_timeout_s == 2.5);
+    CHECK(t->budgets.tool_timeout_s == 2.5 && t->budgets.malformed_calls == 2);
     CHECK(t->metadata_json && strstr(t->metadata_json, "hand-written"));
 
     /* round trip: write, read back, same JSON */
@@ -89,11 +90,17 @@ static void test_good_tests_spec(void) {
     rlvr_task_free(u);
 
     /* budgets: the task's values win, zeros take the run's */
-    rlvr_task_budgets run = {10, 1000, 4000, 30.0}, got, partial = {0, 700, 0, 0.0};
+    rlvr_task_budgets run = {10, 1000, 4000, 30.0, 3}, got, partial = {0, 700, 0, 0.0, 0};
     rlvr_task_budgets_resolve(&t->budgets, &run, &got);
     CHECK(got.turns == 6 && got.policy_tokens == 500 && got.context_tokens == 2000 && got.tool_timeout_s == 2.5);
+    CHECK(got.malformed_calls == 2);
     rlvr_task_budgets_resolve(&partial, &run, &got);
     CHECK(got.turns == 10 && got.policy_tokens == 700 && got.context_tokens == 4000 && got.tool_timeout_s == 30.0);
+    CHECK(got.malformed_calls == 3);
+    /* a run without the malformed-call ceiling (0) gets the task's */
+    run.malformed_calls = 0;
+    rlvr_task_budgets_resolve(&t->budgets, &run, &got);
+    CHECK(got.malformed_calls == 2);
     rlvr_task_free(t);
 }
 
@@ -204,6 +211,8 @@ SUBSET(public_absolute, "public_tests", "files", json_pack("[s]", "/etc/passwd")
 SUBSET(turns_zero, "budgets", "turns", json_integer(0))
 SUBSET(turns_real, "budgets", "turns", json_real(2.5))
 SUBSET(timeout_negative, "budgets", "tool_timeout_s", json_real(-1))
+SUBSET(malformed_zero, "budgets", "malformed_calls", json_integer(0))
+SUBSET(malformed_real, "budgets", "malformed_calls", json_real(1.5))
 SUBSET(budget_unknown, "budgets", "tokens", json_integer(5))
 SUBSET(policy_over_context, "budgets", "policy_tokens", json_integer(5000))
 
@@ -255,6 +264,9 @@ static void test_malformed_tests_spec(void) {
     expect_refusal(b, "turns zero", turns_zero, "field \"budgets.turns\"", "between 1");
     expect_refusal(b, "turns real", turns_real, "field \"budgets.turns\" must be an integer", NULL);
     expect_refusal(b, "timeout", timeout_negative, "field \"budgets.tool_timeout_s\"", "(0, 86400]");
+    expect_refusal(b, "malformed zero", malformed_zero, "field \"budgets.malformed_calls\"",
+                   "between 1 and 1000000");
+    expect_refusal(b, "malformed real", malformed_real, "field \"budgets.malformed_calls\"", "an integer");
     expect_refusal(b, "budget unknown", budget_unknown, "field \"budgets.tokens\"", NULL);
     expect_refusal(b, "policy > context", policy_over_context, "field \"budgets.policy_tokens\"", "context_tokens");
 }

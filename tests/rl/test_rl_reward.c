@@ -59,10 +59,10 @@ static void test_values(void) {
 
 static void test_truncation_and_exclusion(void) {
     const rlvr_stop_reason stops[] = {RLVR_STOP_MAX_TOKENS, RLVR_STOP_TURN_LIMIT, RLVR_STOP_CONTEXT,
-                                      RLVR_STOP_REPETITION};
+                                      RLVR_STOP_REPETITION, RLVR_STOP_MALFORMED};
     rlvr_reward_config excl = linear;
     excl.truncation = RLVR_TRUNCATION_EXCLUDE;
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 5; i++) {
         CHECK(rlvr_rl_stop_is_truncation(stops[i]));
         /* fail: scored as a failure even if the verifier passed it; no format credit */
         rlvr_reward r = score(&linear, RLVR_VERDICT_PASS, stops[i], 1.0, 1000);
