@@ -31,6 +31,7 @@
 #include <cblas.h>
 #include <math.h>
 #include <omp.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,6 +86,7 @@ struct rlvr_model {
     size_t tensor_size[RLVR_PARAM_TENSORS]; /* elements; 0 for a tied lm_head */
     size_t num_params;
     float *params; /* (num_params) */
+    atomic_uint_fast64_t params_version; /* rlvr_model_params_version */
     float *grads;  /* (num_params), lazily */
     float *adam_m; /* (num_params), lazily */
     float *adam_v; /* (num_params), lazily */
@@ -264,7 +266,13 @@ void rlvr_model_free(rlvr_model *m) {
 
 const rlvr_model_config *rlvr_model_config_of(const rlvr_model *m) { return &m->cfg; }
 size_t rlvr_model_num_params(const rlvr_model *m) { return m->num_params; }
-float *rlvr_model_params(rlvr_model *m) { return m->params; }
+float *rlvr_model_params(rlvr_model *m) {
+    atomic_fetch_add_explicit(&m->params_version, 1, memory_order_relaxed); /* the caller may write */
+    return m->params;
+}
+uint64_t rlvr_model_params_version(const rlvr_model *m) {
+    return atomic_load_explicit(&((rlvr_model *)m)->params_version, memory_order_relaxed);
+}
 float *rlvr_model_grads(rlvr_model *m) { return m->grads; }
 float *rlvr_model_adam_m(rlvr_model *m) { return m->adam_m; }
 float *rlvr_model_adam_v(rlvr_model *m) { return m->adam_v; }

@@ -21,7 +21,13 @@
  * round (one sequence of a large model), the threads of a group also split
  * each step's output channels and attention heads and meet after each step.
  * Every output element is computed whole by one thread with the kernels of
- * sampler_kernels.h, so the split changes no bit. */
+ * sampler_kernels.h, so the split changes no bit.
+ *
+ * Weights: the matmuls read a packed copy of the model's matrices
+ * (matmul_pack: k-major panels), made at creation and remade before a
+ * forward call whenever rlvr_model_params_version says the parameters may
+ * have changed since (an optimizer step, a checkpoint load, a broadcast), so
+ * every call still computes with the model's current weights. */
 #include "policy/sampler.h"
 
 #include "core/error.h"
@@ -89,6 +95,24 @@ int rlvr_sampler_config_validate(const rlvr_config *cfg, const rlvr_model_config
     return 0;
 }
 
+/* The model's matrices packed for the matmul (sampler_kernels.h), in the
+ * order a forward pass reads them (layer by layer: wq, wk, wv, wo, w_gate,
+ * w_up, w_down; then the LM head), so that the weights stream through
+ * memory in one direction and the kernel's prefetch at the end of one
+ * matrix fetches the start of the next. The pointers are layer 0's; layer
+ * l's matrix is at + l·layer floats. */
+typedef struct {
+    float *wq, *wk, *wv, *wo, *w_gate, *w_up, *w_down, *lm_head;
+    size_t layer;
+} packed_weights;
+
+/* One matrix to pack: the model's weight (OC, C) into dst. */
+typedef struct {
+    float *dst;
+    const float *src;
+    int OC, C;
+} pack_job;
+
 typedef struct {
     int32_t len;         /* tokens in the sequence: positions 0..len-1 */
     int32_t parent;      /* slot holding positions 0..shared_len-1, or -1 */
@@ -102,6 +126,11 @@ typedef struct {
 
 struct rlvr_sampler {
     const rlvr_model *model; /* borrowed: config and weights */
+    float *packed;           /* every matrix packed (packed_weights points into it) */
+    packed_weights pw;
+    pack_job *pack_jobs;     /* (n_pack_jobs) what refresh_packed packs */
+    int n_pack_jobs;
+    uint64_t packed_version; /* rlvr_model_params_version when packed */
     rlvr_model_config mc;
     rlvr_sampler_config cfg;
     int ctx;       /* T: positions per slot */
@@ -136,7 +165,7 @@ struct rlvr_sampler {
     float *proj;        /* (R, C) output of wo / w_down before the residual add */
     float *gate, *up;   /* (R, F) */
     float *hidden;      /* (R, F) swiglu(gate, up) */
-    float *scores;      /* (threads, T) attention scratch of each thread */
+    float *scores;      /* (threads, 2T) attention scratch of each thread */
     int32_t *bounds;    /* (threads + 1) first row of each row group of a forward call */
     float *row_logits;  /* (R, V) */
     float *probs;       /* (R, V) sampling distribution per decoded slot */
@@ -200,11 +229,61 @@ static int alloc_state(rlvr_sampler *s) {
     RLVR_TRY(alloc_floats(&s->gate, R * F, "activations"));
     RLVR_TRY(alloc_floats(&s->up, R * F, "activations"));
     RLVR_TRY(alloc_floats(&s->hidden, R * F, "activations"));
-    RLVR_TRY(alloc_floats(&s->scores, (size_t)s->threads * T, "attention scores"));
+    RLVR_TRY(alloc_floats(&s->scores, (size_t)s->threads * 2 * T, "attention scores"));
     RLVR_ALLOC(s->bounds, (size_t)s->threads + 1);
     RLVR_TRY(alloc_floats(&s->row_logits, R * V, "logits"));
     RLVR_TRY(alloc_floats(&s->probs, R * V, "probabilities"));
     return 0;
+}
+
+/* The packed copy of every matrix and the list of what goes where. */
+static int alloc_packed(rlvr_sampler *s) {
+    const rlvr_param_views *w = rlvr_model_param_views(s->model);
+    const rlvr_model_config *m = &s->mc;
+    int C = m->d_model, KV = s->kv_dim, F = m->d_ff, L = m->n_layers;
+    struct {
+        float **dst;
+        const float *src;
+        int OC, C;
+    } kinds[] = {{&s->pw.wq, w->wq, C, C},         {&s->pw.wk, w->wk, KV, C},
+                 {&s->pw.wv, w->wv, KV, C},         {&s->pw.wo, w->wo, C, C},
+                 {&s->pw.w_gate, w->w_gate, F, C}, {&s->pw.w_up, w->w_up, F, C},
+                 {&s->pw.w_down, w->w_down, C, F}};
+    enum { KINDS = sizeof kinds / sizeof kinds[0] };
+    s->pw.layer = 0;
+    for (int i = 0; i < KINDS; i++) s->pw.layer += matmul_packed_floats(kinds[i].OC, kinds[i].C);
+    size_t head = matmul_packed_floats(m->vocab, C), total = (size_t)L * s->pw.layer + head;
+    /* on a cache line, so that (for inner sizes that keep panels whole
+     * lines long, as model widths do) no weight vector straddles two lines */
+    s->packed = aligned_alloc(64, (total * sizeof(float) + 63) / 64 * 64);
+    if (!s->packed)
+        return RLVR_FAIL(RLVR_ENOMEM, "sampler: out of memory for the packed weights (%zu floats)", total);
+    RLVR_ALLOC(s->pack_jobs, (size_t)L * KINDS + 1);
+    float *at = s->packed;
+    for (int l = 0; l < L; l++)
+        for (int i = 0; i < KINDS; i++) {
+            if (l == 0) *kinds[i].dst = at;
+            s->pack_jobs[s->n_pack_jobs++] =
+                (pack_job){at, kinds[i].src + (size_t)l * kinds[i].OC * kinds[i].C, kinds[i].OC, kinds[i].C};
+            at += matmul_packed_floats(kinds[i].OC, kinds[i].C);
+        }
+    s->pw.lm_head = at;
+    s->pack_jobs[s->n_pack_jobs++] = (pack_job){at, w->lm_head, m->vocab, C};
+    return 0;
+}
+
+/* Packs the weights again when the model's parameters may have changed
+ * since they were last packed (about 15 ms per 100 MB of weights on one
+ * core; the matrices are shared out among the threads). */
+static void refresh_packed(rlvr_sampler *s) {
+    uint64_t version = rlvr_model_params_version(s->model);
+    if (version == s->packed_version) return;
+#pragma omp parallel for schedule(dynamic, 1) if (s->n_pack_jobs > 1)
+    for (int i = 0; i < s->n_pack_jobs; i++) {
+        const pack_job *j = &s->pack_jobs[i];
+        matmul_pack(j->dst, j->src, j->OC, j->C, 0, (j->OC + MATMUL_GROUP - 1) / MATMUL_GROUP);
+    }
+    s->packed_version = version;
 }
 
 int rlvr_sampler_new(rlvr_sampler **out, const rlvr_model *model, const rlvr_sampler_config *cfg) {
@@ -226,10 +305,13 @@ int rlvr_sampler_new(rlvr_sampler **out, const rlvr_model *model, const rlvr_sam
     s->step_macs = STEP_MACS;
     s->rows_each = bytes <= ROW_GROUP_BYTES ? 1 : ROW_GROUP_ROWS;
     int rc = alloc_state(s);
+    if (rc == 0) rc = alloc_packed(s);
     if (rc < 0) {
         rlvr_sampler_free(s);
         return rc;
     }
+    s->packed_version = rlvr_model_params_version(model) - 1; /* not packed yet */
+    refresh_packed(s);
     *out = s;
     return 0;
 }
@@ -238,7 +320,7 @@ void rlvr_sampler_free(rlvr_sampler *s) {
     if (!s) return;
     float *bufs[] = {s->key_cache, s->value_cache, s->logits, s->x,      s->xn,         s->q,
                      s->k,         s->v,           s->att,    s->proj,   s->gate,       s->up,
-                     s->hidden,    s->scores,      s->probs,  s->row_logits, s->rope};
+                     s->hidden,    s->scores,      s->probs,  s->row_logits, s->rope,      s->packed};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     free(s->slots);
     free(s->seen);
@@ -250,6 +332,7 @@ void rlvr_sampler_free(rlvr_sampler *s) {
     free(s->row_shared);
     free(s->bounds);
     free(s->stop_ids);
+    free(s->pack_jobs);
     free(s);
 }
 
@@ -375,7 +458,7 @@ typedef struct {
     int r0, r1;     /* its group's rows */
     int col, cols;  /* its index among the threads sharing those rows */
     bool sync_kv;   /* other groups read these rows' keys: wait after storing K and V */
-    float *scores;  /* (T) its attention scratch */
+    float *scores;  /* (2T) its attention scratch */
 } part;
 
 /* Attention multiply-adds of one row per layer (QKᵀ and PV). */
@@ -425,7 +508,7 @@ static part part_of(const rlvr_sampler *s, const schedule *sc, int tid, int n, b
                   .col = tid % sc->cols,
                   .cols = sc->cols,
                   .sync_kv = prefill && sc->row_groups > 1,
-                  .scores = s->scores + (size_t)tid * s->ctx};
+                  .scores = s->scores + (size_t)tid * 2 * s->ctx};
 }
 
 /* [lo, hi): this thread's share of n items split among the threads of its rows. */
@@ -453,9 +536,9 @@ static void norm_rows(rlvr_sampler *s, const part *p, const float *weight) {
 
 /* out = inp · weightᵀ (OC channels) for this thread's share of the channels,
  * then x += out on those channels. */
-static void project_add(rlvr_sampler *s, const part *p, const float *inp, const float *weight, int in) {
+static void project_add(rlvr_sampler *s, const part *p, const float *inp, const float *packed, int in) {
     int C = s->mc.d_model, g0, g1;
-    matmul_target t = {s->proj, weight, C};
+    matmul_target t = {s->proj, packed, C};
     share(p, matmul_groups(&t, 1), &g0, &g1);
     matmul_invariant_part(&t, 1, inp, in, p->r0, p->r1, g0, g1);
     int o0 = g0 * MATMUL_GROUP, o1 = g1 * MATMUL_GROUP < C ? g1 * MATMUL_GROUP : C;
@@ -480,9 +563,9 @@ static void rope_store(rlvr_sampler *s, int l, int r) {
 static void attention_block(rlvr_sampler *s, const rlvr_param_views *w, int l, const part *p) {
     const rlvr_model_config *m = &s->mc;
     int C = m->d_model, KV = s->kv_dim, lo, hi;
-    size_t CC = (size_t)C * C, KC = (size_t)KV * C;
+    size_t at = (size_t)l * s->pw.layer;
     norm_rows(s, p, w->attn_norm + (size_t)l * C);
-    matmul_target qkv[3] = {{s->q, w->wq + l * CC, C}, {s->k, w->wk + l * KC, KV}, {s->v, w->wv + l * KC, KV}};
+    matmul_target qkv[3] = {{s->q, s->pw.wq + at, C}, {s->k, s->pw.wk + at, KV}, {s->v, s->pw.wv + at, KV}};
     share(p, matmul_groups(qkv, 3), &lo, &hi);
     matmul_invariant_part(qkv, 3, s->xn, C, p->r0, p->r1, lo, hi);
     sync_cols(p);
@@ -497,7 +580,7 @@ static void attention_block(rlvr_sampler *s, const rlvr_param_views *w, int l, c
     share(p, (p->r1 - p->r0) * m->n_heads, &lo, &hi);
     attention_forward_cached(s->att, p->scores, s->q, &rows, p->r0, p->r1, lo, hi);
     sync_cols(p);
-    project_add(s, p, s->att, w->wo + l * CC, C);
+    project_add(s, p, s->att, s->pw.wo + at, C);
     sync_cols(p);
 }
 
@@ -506,9 +589,9 @@ static void attention_block(rlvr_sampler *s, const rlvr_param_views *w, int l, c
 static void mlp_block(rlvr_sampler *s, const rlvr_param_views *w, int l, const part *p) {
     const rlvr_model_config *m = &s->mc;
     int C = m->d_model, F = m->d_ff, g0, g1;
-    size_t FC = (size_t)F * C;
+    size_t at = (size_t)l * s->pw.layer;
     norm_rows(s, p, w->mlp_norm + (size_t)l * C);
-    matmul_target gate = {s->gate, w->w_gate + l * FC, F}, up = {s->up, w->w_up + l * FC, F};
+    matmul_target gate = {s->gate, s->pw.w_gate + at, F}, up = {s->up, s->pw.w_up + at, F};
     share(p, matmul_groups(&gate, 1), &g0, &g1);
     matmul_invariant_part(&gate, 1, s->xn, C, p->r0, p->r1, g0, g1);
     matmul_invariant_part(&up, 1, s->xn, C, p->r0, p->r1, g0, g1);
@@ -518,7 +601,7 @@ static void mlp_block(rlvr_sampler *s, const rlvr_param_views *w, int l, const p
         swiglu_forward_range(s->hidden + at, s->gate + at, s->up + at, (size_t)(o1 - o0));
     }
     sync_cols(p);
-    project_add(s, p, s->hidden, w->w_down + l * FC, F);
+    project_add(s, p, s->hidden, s->pw.w_down + at, F);
     sync_cols(p);
 }
 
@@ -528,7 +611,7 @@ static void head(rlvr_sampler *s, const rlvr_param_views *w, const part *p, int 
     if (h.r0 < head_from) h.r0 = head_from;
     if (h.r0 > h.r1) h.r0 = h.r1; /* no rows, but the barriers all the same */
     norm_rows(s, &h, w->final_norm);
-    matmul_target t = {s->row_logits, w->lm_head, s->mc.vocab};
+    matmul_target t = {s->row_logits, s->pw.lm_head, s->mc.vocab};
     int g0, g1;
     share(&h, matmul_groups(&t, 1), &g0, &g1);
     matmul_invariant_part(&t, 1, s->xn, s->mc.d_model, h.r0, h.r1, g0, g1);
@@ -567,7 +650,7 @@ static void prepare_rows(rlvr_sampler *s, int n) {
 static int usable_threads(rlvr_sampler *s) {
     int want = omp_get_max_threads();
     if (want <= s->threads) return want;
-    float *scores = realloc(s->scores, (size_t)want * s->ctx * sizeof(float));
+    float *scores = realloc(s->scores, (size_t)want * 2 * s->ctx * sizeof(float));
     if (scores) s->scores = scores;
     int32_t *bounds = realloc(s->bounds, ((size_t)want + 1) * sizeof(int32_t));
     if (bounds) s->bounds = bounds;
@@ -580,6 +663,7 @@ static int usable_threads(rlvr_sampler *s) {
  * rows [head_from, n). prefill: the rows are one sequence's consecutive
  * positions (each attends to the ones before it). */
 static void forward_rows(rlvr_sampler *s, int n, int head_from, bool prefill) {
+    refresh_packed(s);
     prepare_rows(s, n);
     schedule sc = plan(s, usable_threads(s), n, head_from);
     if (sc.threads == 1) {

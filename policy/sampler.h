@@ -40,10 +40,15 @@
  * the trainer evaluates (importance ratios, KL), so the sampling distribution
  * is exactly softmax(logits/τ).
  *
- * Weights: the sampler reads the model's parameter buffer on every call, so
- * an optimizer step is seen by the next call. KV rows computed before an
- * update keep the old weights' values (the caller swaps weights at turn or
- * rollout boundaries and records the policy version).
+ * Weights: the matmuls read a copy of the model's matrices packed for the
+ * kernel (sampler_kernels.h), made at creation and made again at the next
+ * call after rlvr_model_params_version changed (an optimizer step, a
+ * checkpoint load, weights copied in through rlvr_model_params), so every
+ * call computes with the model's current weights. Writes through
+ * rlvr_model_param_views are not seen unless rlvr_model_params is called
+ * after them. KV rows computed before an update keep the old weights'
+ * values (the caller swaps weights at turn or rollout boundaries and records
+ * the policy version). The packed copy costs as much memory as the weights.
  *
  * Not thread-safe: one thread drives a sampler (kernels use OpenMP inside). */
 #ifndef RLVR_POLICY_SAMPLER_H

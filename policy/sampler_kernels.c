@@ -9,22 +9,32 @@
 #include "policy/sampler_kernels.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
+/* Matmul register block: RB rows × NV vectors of output channels, RB·NV
+ * accumulators + NV weight vectors + one broadcast within the registers
+ * (32 with AVX-512, 16 below). */
 #if defined(__AVX512F__)
 #define VW 16 /* lanes per vector (one register) */
-#define RB 4  /* rows per register block */
+#define RB 8
 #elif defined(__AVX__)
 #define VW 8
-#define RB 2
+#define RB 6
 #else
 #define VW 4
-#define RB 2
+#define RB 6
 #endif
-#define OB MATMUL_GROUP /* output channels per register block */
-#define ROW_TILE 64 /* rows kept hot in cache while all weights stream past */
+#define NV (MATMUL_GROUP / VW)
+_Static_assert(MATMUL_GROUP % VW == 0, "MATMUL_GROUP must be whole vectors");
+#define ROW_TILE 64 /* rows whose accumulators one call keeps (ROW_TILE × MATMUL_GROUP floats) */
+#define K_CHUNK 64  /* inputs per pass: a chunk of a panel (K_CHUNK × MATMUL_GROUP floats) stays in L1
+                       while every row block of the tile passes */
 
 typedef float vf __attribute__((vector_size(VW * sizeof(float))));
 
@@ -38,6 +48,21 @@ static inline float madd(float s, float a, float b) {
     return __builtin_fmaf(a, b, s);
 #else
     return s + a * b;
+#endif
+}
+
+/* acc + x·w in every lane, rounded as madd rounds it: contraction of
+ * `acc += x * w` is the compiler's choice (none at -O0), so where the build
+ * has FMA the matmul asks for the instruction. */
+static inline vf vmadd(vf acc, vf x, vf w) {
+#if defined(__FP_FAST_FMAF) && (defined(__x86_64__) || defined(__i386__)) && VW == 16
+    return (vf)_mm512_fmadd_ps((__m512)x, (__m512)w, (__m512)acc);
+#elif defined(__FP_FAST_FMAF) && (defined(__x86_64__) || defined(__i386__)) && VW == 8
+    return (vf)_mm256_fmadd_ps((__m256)x, (__m256)w, (__m256)acc);
+#elif defined(__FP_FAST_FMAF) && (defined(__x86_64__) || defined(__i386__)) && VW == 4
+    return (vf)_mm_fmadd_ps((__m128)x, (__m128)w, (__m128)acc);
+#else
+    return acc + x * w;
 #endif
 }
 
@@ -124,102 +149,119 @@ float dot_invariant(const float *a, const float *b, int n) {
     return s;
 }
 
-/* out[r][j] = dot_invariant(a[r], w[j]) for an rb × ob block, with rb and ob
- * compile-time constants at every call (the accumulators stay in registers).
- * The arithmetic per element is exactly dot_invariant's. */
-static inline __attribute__((always_inline)) void block(float *out, int ldo, const float *a, int lda,
-                                                        const float *w, int C, int pf, int rb, int ob) {
-    vf acc[RB][OB];
-    for (int r = 0; r < rb; r++)
-        for (int j = 0; j < ob; j++) acc[r][j] = (vf){0};
-    int nv = C / VW;
-    for (int k = 0; k < nv; k++) {
-        /* each input vector is loaded once and used ob (or rb) times */
-        vf av[RB];
-        for (int r = 0; r < rb; r++) av[r] = pinned(load(a + (size_t)r * lda + (size_t)k * VW));
-        /* Software prefetch of the next block of weights (the OB rows after
-         * these, contiguous; the next output group of the same thread):
-         * streaming weights from memory is what stalls the batched decode.
-         * Changes no arithmetic. */
-        if (pf)
-            for (int j = 0; j < ob; j++) __builtin_prefetch(w + (size_t)ob * C + ((size_t)k * ob + j) * VW, 0, 3);
-        for (int j = 0; j < ob; j++) {
-            vf wv = pinned(load(w + (size_t)j * C + (size_t)k * VW));
-            for (int r = 0; r < rb; r++) acc[r][j] += av[r] * wv;
+/* ---- matmul ------------------------------------------------------------------ */
+
+float matmul_reference_element(const float *a, const float *w, int n) {
+    float s = 0.0f;
+    for (int k = 0; k < n; k++) s = madd(s, a[k], w[k]);
+    return s;
+}
+
+size_t matmul_packed_floats(int OC, int C) {
+    return (size_t)((OC + MATMUL_GROUP - 1) / MATMUL_GROUP) * MATMUL_GROUP * (size_t)C;
+}
+
+void matmul_pack(float *packed, const float *weight, int OC, int C, int g0, int g1) {
+    for (int g = g0; g < g1; g++) {
+        float *panel = packed + (size_t)g * C * MATMUL_GROUP;
+        int o0 = g * MATMUL_GROUP, width = OC - o0 < MATMUL_GROUP ? OC - o0 : MATMUL_GROUP;
+        /* channel by channel: one weight row read in order, written with stride */
+        for (int j = 0; j < width; j++) {
+            const float *row = weight + (size_t)(o0 + j) * C;
+            for (int k = 0; k < C; k++) panel[(size_t)k * MATMUL_GROUP + j] = row[k];
         }
-    }
-    for (int r = 0; r < rb; r++) {
-        float sums[OB];
-        if (ob == 4) {
-            vf4 s4 = hsum4(acc[r][0], acc[r][1], acc[r][2], acc[r][3]);
-            for (int j = 0; j < 4; j++) sums[j] = s4[j];
-        } else {
-            for (int j = 0; j < ob; j++) sums[j] = hsum(acc[r][j]);
-        }
-        for (int j = 0; j < ob; j++) {
-            const float *ar = a + (size_t)r * lda, *wj = w + (size_t)j * C;
-            float s = sums[j];
-            for (int i = nv * VW; i < C; i++) s = madd(s, ar[i], wj[i]);
-            out[(size_t)r * ldo + j] = s;
-        }
+        for (int j = width; j < MATMUL_GROUP; j++)
+            for (int k = 0; k < C; k++) panel[(size_t)k * MATMUL_GROUP + j] = 0.0f;
     }
 }
 
-typedef void (*block_fn)(float *, int, const float *, int, const float *, int, int);
-#define BLOCK_FN(R, O)                                                                          \
-    static void block_##R##_##O(float *out, int ldo, const float *a, int lda, const float *w, int C, int pf) { \
-        block(out, ldo, a, lda, w, C, pf, R, O);                                                    \
+/* acc (rb, MATMUL_GROUP) += a (rb rows, stride lda) [k0, k1) · panel [k0, k1),
+ * starting from zero when `first`: for each k in order, every accumulator
+ * takes one multiply-add of its row's input (broadcast) with the panel's
+ * weights of k. rb is a compile-time constant at every call, so the
+ * accumulators stay in registers between the chunk's load and store. A
+ * non-NULL `next` is the following chunk, prefetched while this one runs
+ * (the weights stream from memory; no arithmetic changes). */
+static inline __attribute__((always_inline)) void panel_block(float *acc, const float *a, size_t lda,
+                                                              const float *panel, int k0, int k1, bool first,
+                                                              const float *next, int rb) {
+    vf sum[RB][NV];
+    for (int r = 0; r < rb; r++)
+        for (int v = 0; v < NV; v++) sum[r][v] = first ? (vf){0} : load(acc + r * MATMUL_GROUP + v * VW);
+    for (int k = k0; k < k1; k++) {
+        const float *wk = panel + (size_t)k * MATMUL_GROUP;
+        vf w[NV];
+        for (int v = 0; v < NV; v++) w[v] = pinned(load(wk + v * VW));
+        if (next) /* prefetcht0: with prefetchnta, batch-1 decoding ran 3x slower on an Intel Xeon */
+            for (int v = 0; v < NV; v++) __builtin_prefetch(next + (size_t)(k - k0) * MATMUL_GROUP + v * VW, 0, 3);
+        for (int r = 0; r < rb; r++) {
+            vf x = broadcast(a[(size_t)r * lda + (size_t)k]);
+            for (int v = 0; v < NV; v++) sum[r][v] = vmadd(sum[r][v], x, w[v]);
+        }
     }
-BLOCK_FN(1, 1)
-BLOCK_FN(1, 4)
-BLOCK_FN(2, 1)
-BLOCK_FN(2, 4)
-#if RB == 4
-BLOCK_FN(3, 1)
-BLOCK_FN(3, 4)
-BLOCK_FN(4, 1)
-BLOCK_FN(4, 4)
+    for (int r = 0; r < rb; r++)
+        for (int v = 0; v < NV; v++) memcpy(acc + r * MATMUL_GROUP + v * VW, &sum[r][v], sizeof(vf));
+}
+
+typedef void (*block_fn)(float *, const float *, size_t, const float *, int, int, bool, const float *);
+#define BLOCK_FN(R)                                                                                        \
+    static void block_##R(float *acc, const float *a, size_t lda, const float *panel, int k0, int k1,       \
+                          bool first, const float *next) {                                                 \
+        panel_block(acc, a, lda, panel, k0, k1, first, next, R);                                           \
+    }
+BLOCK_FN(1)
+BLOCK_FN(2)
+BLOCK_FN(3)
+BLOCK_FN(4)
+BLOCK_FN(5)
+BLOCK_FN(6)
+#if RB == 8
+BLOCK_FN(7)
+BLOCK_FN(8)
 #endif
 
-/* [rows in block - 1][0: one output, 1: OB outputs] */
-static const block_fn blocks[RB][2] = {
-    {block_1_1, block_1_4},
-    {block_2_1, block_2_4},
-#if RB == 4
-    {block_3_1, block_3_4},
-    {block_4_1, block_4_4},
+/* [rows in the block - 1] */
+static const block_fn blocks[RB] = {
+    block_1, block_2, block_3, block_4, block_5, block_6,
+#if RB == 8
+    block_7, block_8,
 #endif
 };
 
-/* All rows of one row tile against output channels [o0, o1). */
-static void tile_columns(float *out, const float *inp, const float *weight, int rows, int C, int OC, int o0,
-                         int o1) {
-    for (int r = 0; r < rows; r += RB) {
-        int rb = rows - r < RB ? rows - r : RB;
-        const float *a = inp + (size_t)r * C;
-        float *o = out + (size_t)r * OC;
-        int j = o0;
-        for (; j + OB <= o1; j += OB) blocks[rb - 1][1](o + j, OC, a, C, weight + (size_t)j * C, C, 1);
-        for (; j < o1; j++) blocks[rb - 1][0](o + j, OC, a, C, weight + (size_t)j * C, C, 0);
+/* One panel (output channels o0 .. o0 + width − 1) for `rows` rows of a
+ * tile: chunk by chunk of the inputs, every row block passes while the
+ * chunk is in L1; the first block prefetches the next chunk (at the end of
+ * the panel, the next panel: panels are contiguous). */
+static void tile_panel(float *out, int ldo, const float *inp, int C, int rows, const float *panel, int width) {
+    float acc[ROW_TILE * MATMUL_GROUP] __attribute__((aligned(64)));
+    for (int k0 = 0; k0 < C; k0 += K_CHUNK) {
+        int k1 = C - k0 < K_CHUNK ? C : k0 + K_CHUNK;
+        for (int r = 0; r < rows; r += RB) {
+            int rb = rows - r < RB ? rows - r : RB;
+            blocks[rb - 1](acc + (size_t)r * MATMUL_GROUP, inp + (size_t)r * C, (size_t)C, panel, k0, k1, k0 == 0,
+                           r == 0 ? panel + (size_t)k1 * MATMUL_GROUP : NULL);
+        }
     }
+    for (int r = 0; r < rows; r++)
+        memcpy(out + (size_t)r * ldo, acc + (size_t)r * MATMUL_GROUP, (size_t)width * sizeof(float));
 }
 
 int matmul_groups(const matmul_target *targets, int n) {
     int groups = 0;
-    for (int i = 0; i < n; i++) groups += (targets[i].OC + OB - 1) / OB;
+    for (int i = 0; i < n; i++) groups += (targets[i].OC + MATMUL_GROUP - 1) / MATMUL_GROUP;
     return groups;
 }
 
-/* Groups [g0, g1) of the targets for one row tile (rows r0 .. r0+rows-1),
- * group by group: a group's weights stay in L1 while the tile's rows pass. */
+/* Groups [g0, g1) of the targets for one row tile (rows r0 .. r0+rows-1). */
 static void tile_groups(const matmul_target *t, int n, const float *inp, int r0, int rows, int C, int g0, int g1) {
     const float *a = inp + (size_t)r0 * C;
     int first = 0; /* first group of target i */
     for (int i = 0; i < n && first < g1; i++) {
-        int OC = t[i].OC, groups = (OC + OB - 1) / OB;
+        int OC = t[i].OC, groups = (OC + MATMUL_GROUP - 1) / MATMUL_GROUP;
         for (int g = g0 > first ? g0 - first : 0; g < groups && first + g < g1; g++) {
-            int o0 = g * OB, o1 = o0 + OB < OC ? o0 + OB : OC;
-            tile_columns(t[i].out + (size_t)r0 * OC, a, t[i].weight, rows, C, OC, o0, o1);
+            int o0 = g * MATMUL_GROUP, width = OC - o0 < MATMUL_GROUP ? OC - o0 : MATMUL_GROUP;
+            tile_panel(t[i].out + (size_t)r0 * OC + o0, OC, a, C, rows, t[i].packed + (size_t)g * C * MATMUL_GROUP,
+                       width);
         }
         first += groups;
     }
@@ -233,8 +275,8 @@ void matmul_invariant_part(const matmul_target *targets, int n, const float *inp
     }
 }
 
-void matmul_forward_invariant(float *out, const float *inp, const float *weight, int N, int C, int OC) {
-    matmul_target t = {out, weight, OC};
+void matmul_forward_invariant(float *out, const float *inp, const float *packed, int N, int C, int OC) {
+    matmul_target t = {out, packed, OC};
     matmul_invariant_part(&t, 1, inp, C, 0, N, 0, matmul_groups(&t, 1));
 }
 
@@ -306,6 +348,41 @@ static void scores(float *sc, const float *q, const float *k, int t0, int t1, in
         memcpy(sc + t, &s, sizeof s);
     }
     for (; t < t1; t++) sc[t] = dot_invariant(q, k + (size_t)t * kv_dim, hd);
+}
+
+/* scores() for two queries against the same keys (two query heads of one
+ * row sharing a KV head): each key is loaded once for both; VW/2 keys at a
+ * time, lanes [0, VW/2) for q0 and [VW/2, VW) for q1. Same arithmetic per
+ * score as scores(). */
+static void scores2(float *sc0, float *sc1, const float *q0, const float *q1, const float *k, int t0, int t1,
+                    int kv_dim, int hd) {
+    enum { KB = VW / 2 };
+    int nv = hd / VW, t = t0;
+    for (; t + KB <= t1; t += KB) {
+        const float *kt = k + (size_t)t * kv_dim;
+        vf acc[VW];
+        for (int j = 0; j < VW; j++) acc[j] = (vf){0};
+        for (int c = 0; c < nv; c++) {
+            vf a0 = pinned(load(q0 + (size_t)c * VW)), a1 = pinned(load(q1 + (size_t)c * VW));
+            for (int j = 0; j < KB; j++) {
+                vf kv = load(kt + (size_t)j * kv_dim + (size_t)c * VW);
+                acc[j] += a0 * kv;
+                acc[KB + j] += a1 * kv;
+            }
+        }
+        vf s = hsum_lanes(acc);
+        for (int i = nv * VW; i < hd; i++)
+            for (int j = 0; j < KB; j++) {
+                s[j] = madd(s[j], q0[i], kt[(size_t)j * kv_dim + i]);
+                s[KB + j] = madd(s[KB + j], q1[i], kt[(size_t)j * kv_dim + i]);
+            }
+        memcpy(sc0 + t, &s, KB * sizeof(float));
+        memcpy(sc1 + t, (const float *)&s + KB, KB * sizeof(float));
+    }
+    for (; t < t1; t++) {
+        sc0[t] = dot_invariant(q0, k + (size_t)t * kv_dim, hd);
+        sc1[t] = dot_invariant(q1, k + (size_t)t * kv_dim, hd);
+    }
 }
 
 typedef int32_t vi __attribute__((vector_size(VW * sizeof(int32_t))));
@@ -388,6 +465,16 @@ static inline __attribute__((always_inline)) void accumulate(vf o[4][2], int nc,
 #undef STEP
 }
 
+/* The elements of weighted_values past the last whole vector, one by one. */
+static void weighted_values_tail(float *out, const float *w, const float *vp, int P, const float *v, int n,
+                                 int kv_dim, int hd, float inv) {
+    for (int d = hd / VW * VW; d < hd; d++) {
+        float o[4] = {0};
+        for (int t = 0; t < n; t++) o[t & 3] = madd(o[t & 3], w[t], (t < P ? vp : v)[(size_t)t * kv_dim + d]);
+        out[d] = ((o[0] + o[1]) + (o[2] + o[3])) * inv;
+    }
+}
+
 /* out (hd) = inv · Σ_t w[t]·v_t over t < n, each element summed as
  * (S0 + S1) + (S2 + S3), S_j the position-ordered sum over t ≡ j (mod 4);
  * v_t is vp + t·kv_dim for t < P (the shared prefix), v + t·kv_dim after. */
@@ -409,11 +496,58 @@ static void weighted_values(float *out, const float *w, const float *vp, int P, 
             memcpy(out + (size_t)(c + j) * VW, &r, sizeof r);
         }
     }
-    for (int d = nv * VW; d < hd; d++) {
-        float o[4] = {0};
-        for (int t = 0; t < n; t++) o[t & 3] = madd(o[t & 3], w[t], (t < P ? vp : v)[(size_t)t * kv_dim + d]);
-        out[d] = ((o[0] + o[1]) + (o[2] + o[3])) * inv;
+    weighted_values_tail(out, w, vp, P, v, n, kv_dim, hd, inv);
+}
+
+/* accumulate() for two heads' weights (w0, w1) over the same values: each
+ * value vector is loaded once for both. */
+static inline __attribute__((always_inline)) void accumulate2(vf o0[4][2], vf o1[4][2], int nc, const float *w0,
+                                                              const float *w1, const float *v, int t0, int t1,
+                                                              int kv_dim) {
+#define STEP2(s, t)                                                                 \
+    do {                                                                            \
+        vf wt0 = broadcast(w0[t]), wt1 = broadcast(w1[t]);                          \
+        for (int c = 0; c < nc; c++) {                                              \
+            vf vv = load(v + (size_t)(t) * kv_dim + c * VW);                        \
+            o0[s][c] += wt0 * vv;                                                   \
+            o1[s][c] += wt1 * vv;                                                   \
+        }                                                                           \
+    } while (0)
+    int t = t0;
+    for (; t < t1 && (t & 3); t++) STEP2(t & 3, t);
+    for (; t + 4 <= t1; t += 4) {
+        STEP2(0, t);
+        STEP2(1, t + 1);
+        STEP2(2, t + 2);
+        STEP2(3, t + 3);
     }
+    for (; t < t1; t++) STEP2(t & 3, t);
+#undef STEP2
+}
+
+/* weighted_values() of two heads over the same values, bit for bit. */
+static void weighted_values2(float *out0, float *out1, const float *w0, const float *w1, const float *vp, int P,
+                             const float *v, int n, int kv_dim, int hd, float inv0, float inv1) {
+    int nv = hd / VW;
+    for (int c = 0; c < nv; c += 2) {
+        int nc = nv - c < 2 ? 1 : 2;
+        vf o0[4][2] = {{{0}}}, o1[4][2] = {{{0}}};
+        if (nc == 2) {
+            accumulate2(o0, o1, 2, w0, w1, vp + (size_t)c * VW, 0, P, kv_dim);
+            accumulate2(o0, o1, 2, w0, w1, v + (size_t)c * VW, P, n, kv_dim);
+        } else {
+            accumulate2(o0, o1, 1, w0, w1, vp + (size_t)c * VW, 0, P, kv_dim);
+            accumulate2(o0, o1, 1, w0, w1, v + (size_t)c * VW, P, n, kv_dim);
+        }
+        for (int j = 0; j < nc; j++) {
+            vf r0 = ((o0[0][j] + o0[1][j]) + (o0[2][j] + o0[3][j])) * inv0;
+            vf r1 = ((o1[0][j] + o1[1][j]) + (o1[2][j] + o1[3][j])) * inv1;
+            memcpy(out0 + (size_t)(c + j) * VW, &r0, sizeof r0);
+            memcpy(out1 + (size_t)(c + j) * VW, &r1, sizeof r1);
+        }
+    }
+    weighted_values_tail(out0, w0, vp, P, v, n, kv_dim, hd, inv0);
+    weighted_values_tail(out1, w1, vp, P, v, n, kv_dim, hd, inv1);
 }
 
 /* One query head of one row: softmax(q·Kᵀ·scale) · V over positions 0..p,
@@ -426,17 +560,33 @@ static void attend_one(float *out, float *sc, const float *q, const float *kp, c
     weighted_values(out, sc, vp, P, v, p + 1, kv_dim, hd, 1.0f / sum);
 }
 
+/* attend_one for two query heads of one row (the same keys and values). */
+static void attend_two(float *out0, float *out1, float *sc0, float *sc1, const float *q0, const float *q1,
+                       const float *kp, const float *vp, int P, const float *k, const float *v, int p, int kv_dim,
+                       int hd, float scale) {
+    scores2(sc0, sc1, q0, q1, kp, 0, P, kv_dim, hd);
+    scores2(sc0, sc1, q0, q1, k, P, p + 1, kv_dim, hd);
+    float sum0 = softmax_weights(sc0, sc0, p + 1, scale), sum1 = softmax_weights(sc1, sc1, p + 1, scale);
+    weighted_values2(out0, out1, sc0, sc1, vp, P, v, p + 1, kv_dim, hd, 1.0f / sum0, 1.0f / sum1);
+}
+
 void attention_forward_cached(float *out, float *scores_buf, const float *q, const attention_rows *a, int r0, int r1,
                               int t0, int t1) {
     int hd = a->head_dim, C = a->n_heads * hd, kv_dim = a->n_kv_heads * hd;
     int group = a->n_heads / a->n_kv_heads, N = r1 - r0;
     float scale = 1.0f / sqrtf((float)hd);
-    for (int i = t0; i < t1; i++) {
+    for (int i = t0; i < t1;) {
         int g = i / (N * group), r = r0 + (i / group) % N, h = g * group + i % group;
-        size_t off = (size_t)g * hd;
+        size_t off = (size_t)g * hd, at = (size_t)r * C + (size_t)h * hd;
         const float *kp = a->kcache + a->prefix_base[r] + off, *vp = a->vcache + a->prefix_base[r] + off;
         const float *k = a->kcache + a->kv_base[r] + off, *v = a->vcache + a->kv_base[r] + off;
-        attend_one(out + (size_t)r * C + (size_t)h * hd, scores_buf,
-                   q + (size_t)r * C + (size_t)h * hd, kp, vp, a->prefix_len[r], k, v, a->pos[r], kv_dim, hd, scale);
+        if (i % group + 1 < group && i + 1 < t1) { /* task i + 1: head h + 1 of the same row */
+            attend_two(out + at, out + at + hd, scores_buf, scores_buf + a->pos[r] + 1, q + at, q + at + hd, kp, vp,
+                       a->prefix_len[r], k, v, a->pos[r], kv_dim, hd, scale);
+            i += 2;
+        } else {
+            attend_one(out + at, scores_buf, q + at, kp, vp, a->prefix_len[r], k, v, a->pos[r], kv_dim, hd, scale);
+            i++;
+        }
     }
 }

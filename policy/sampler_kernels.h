@@ -3,12 +3,18 @@
  * The sampler must draw the same tokens whether a sequence is decoded alone
  * or with 15 others (SPEC §5, DESIGN "Determinism"). BLAS gives no such
  * promise: sgemm may block and sum a row differently depending on the number
- * of rows M. Here every output element is ONE dot product computed by one
- * thread in one fixed order (vector lanes over the inner dimension, a fixed
- * reduction tree, then the scalar tail), whatever the other rows are, how
- * many there are, or how many threads run. Rows are register-blocked with
- * each weight row reused across the batch, which is what makes batched
- * decoding faster than one sequence at a time.
+ * of rows M. Here every output element is computed by one thread in one
+ * fixed order, whatever the other rows are, how many there are, or how many
+ * threads run:
+ *   - matmul: out[r][o] = (((0 + a[0]·w[o][0]) + a[1]·w[o][1]) + ...) over
+ *     the inner dimension in order, one fused multiply-add per term where
+ *     the machine has FMA (matmul_reference_element spells it out);
+ *   - attention scores: dot_invariant (vector lanes over the inner
+ *     dimension, a fixed reduction tree, then the scalar tail).
+ * The matmul is an outer-product register block (rows × MATMUL_GROUP output
+ * channels, each row's input broadcast against vectors of weights) over
+ * weights re-packed once into k-major panels (matmul_pack); rows never mix
+ * inside a block, so a row's bits do not depend on the block it shares.
  *
  * The kernels run on the calling thread over a part of the work (rows,
  * output groups, attention tasks); the sampler decides how to split a
@@ -24,27 +30,53 @@
 /* dot(a, b) over n elements in the fixed order described above. */
 float dot_invariant(const float *a, const float *b, int n);
 
+/* Output channels per panel of packed weights: the matmul's register block
+ * width and the unit of splitting columns (two vectors of the widest vector
+ * unit the build targets: measured as fast as three on AVX-512, and finer
+ * for splitting a layer's channels evenly over threads). */
+#if defined(__AVX512F__)
+#define MATMUL_GROUP 32
+#elif defined(__AVX__)
+#define MATMUL_GROUP 16
+#else
+#define MATMUL_GROUP 8
+#endif
+
+/* Packed weights: an (OC, C) matrix (out, in) as ceil(OC / MATMUL_GROUP)
+ * panels, panel g holding channels g·MATMUL_GROUP .. +MATMUL_GROUP−1 as
+ * (C, MATMUL_GROUP) row-major (k-major: the group's weights of input k side
+ * by side), channels past OC zero. matmul_packed_floats is its size;
+ * matmul_pack fills panels [g0, g1) from weight (OC, C). */
+size_t matmul_packed_floats(int OC, int C);
+void matmul_pack(float *packed, const float *weight, int OC, int C, int g0, int g1);
+
 /* Products of one input with several weight matrices (q, k, v; gate, up):
- * targets[i].out (N, OC_i) = inp (N, C) · targets[i].weight (OC_i, C)ᵀ. */
-#define MATMUL_GROUP 4 /* output channels per group (the unit of splitting columns) */
+ * targets[i].out (N, OC_i) = inp (N, C) · targets[i] weight (OC_i, C)ᵀ. */
 typedef struct {
     float *out;           /* (N, OC) */
-    const float *weight;  /* (OC, C) */
+    const float *packed;  /* the weight (OC, C) packed by matmul_pack */
     int OC;
 } matmul_target;
 
-/* Output groups of n targets: each target's channels in MATMUL_GROUP-wide
- * groups (the last one may be narrower), numbered target after target. */
+/* Output groups of n targets: each target's panels, numbered target after
+ * target (the last group of a target may be narrower than MATMUL_GROUP). */
 int matmul_groups(const matmul_target *targets, int n);
 
 /* The part rows [r0, r1) × groups [g0, g1) of the products, on the calling
- * thread: out[r][o] = dot_invariant(inp[r], weight[o], C) bit for bit, so
- * any split of rows and groups over threads or calls gives the same bits. */
+ * thread: out[r][o] = matmul_reference_element(inp[r], weight[o], C) bit
+ * for bit, so any split of rows and groups over threads or calls gives the
+ * same bits. */
 void matmul_invariant_part(const matmul_target *targets, int n, const float *inp, int C, int r0, int r1, int g0,
                            int g1);
 
-/* The whole product out (N, OC) = inp (N, C) · weight (OC, C)ᵀ on the calling thread. */
-void matmul_forward_invariant(float *out, const float *inp, const float *weight, int N, int C, int OC);
+/* The whole product out (N, OC) = inp (N, C) · weightᵀ on the calling
+ * thread, from the packed weight. */
+void matmul_forward_invariant(float *out, const float *inp, const float *packed, int N, int C, int OC);
+
+/* One output element as the matmul computes it: Σ_k a[k]·w[k] in order k =
+ * 0 .. n−1 from 0, each term one fused multiply-add where the build has FMA
+ * (a multiply and an add where it has not). Scalar; for tests. */
+float matmul_reference_element(const float *a, const float *w, int n);
 
 /* Causal attention of query rows against the KV caches. Row r's keys and
  * values (float offsets into the caches): positions t < prefix_len[r] at
@@ -63,10 +95,12 @@ typedef struct {
 /* Tasks [t0, t1) of rows [r0, r1) on the calling thread; a task is one
  * (row, query head), numbered KV head major (KV head, then row, then query
  * head within the KV head's group) so that one thread takes the rows of a
- * KV head in turn and reads a shared prefix once. There are
+ * KV head in turn and reads a shared prefix once; two query heads of one
+ * row in the same call are computed together (each key and value loaded
+ * once for both), with the same arithmetic as one at a time. There are
  * (r1 - r0)·n_heads tasks.
  *   out    (N, H·hd)   attention output (before wo)
- *   scores (max pos + 1) the calling thread's scratch
+ *   scores (2·(max pos + 1)) the calling thread's scratch
  *   q      (N, H·hd)   queries after RoPE
  * Row r attends to positions 0..pos[r] with scale 1/sqrt(hd). Each score
  * is a dot_invariant; the softmax weights come from a vectorised exp and

@@ -6,7 +6,8 @@
  * recorded sampling log-prob matches within 2e-5 absolute. Group prefix
  * sharing (fork) gives the same tokens and log-probs as unshared decoding,
  * bit for bit. Also: the draw follows the distribution, a prefill split into
- * pieces equals one prefill, and the slot state machine refuses misuse. */
+ * pieces equals one prefill, new weights are seen by the next call, and the
+ * slot state machine refuses misuse. */
 #include "core/rng.h"
 #include "policy/sampler.h"
 #include "policy/template.h"
@@ -279,6 +280,48 @@ static void test_copy_on_write(const rlvr_tokenizer *t) {
     rlvr_model_free(m);
 }
 
+/* `steps` tokens decoded from a fresh prompt in slot 0 (same step and
+ * sequence every time), into out. */
+static void decode_fresh(rlvr_sampler *s, const int32_t *prompt, int n, int steps, rlvr_sample *out) {
+    int32_t slot = 0;
+    CHECK_OK(rlvr_sampler_reset(s, 0, 3, 33));
+    CHECK_OK(rlvr_sampler_prefill(s, 0, prompt, n));
+    for (int i = 0; i < steps; i++) CHECK_OK(rlvr_sampler_decode(s, &slot, 1, &out[i]));
+}
+
+static bool same_samples(const rlvr_sample *a, const rlvr_sample *b, int n) {
+    for (int i = 0; i < n; i++)
+        if (a[i].token != b[i].token || memcmp(&a[i].logprob, &b[i].logprob, sizeof(float)) != 0 ||
+            memcmp(&a[i].entropy, &b[i].entropy, sizeof(float)) != 0)
+            return false;
+    return true;
+}
+
+/* The sampler computes with packed copies of the weights: a change of the
+ * model's parameters (as an optimizer step or a checkpoint load makes it,
+ * through rlvr_model_params) is seen by the next call, exactly as by a
+ * sampler created after the change. */
+static void test_weight_update(void) {
+    enum { STEPS = 12 };
+    rlvr_model *m = make_model(false, 5);
+    rlvr_sampler *s = make_sampler(m, 1.0f, 2, 64);
+    int32_t prompt[6] = {'a', 'b', 'c', 'd', 'e', 'f'};
+    rlvr_sample before[STEPS], after[STEPS], fresh[STEPS];
+    decode_fresh(s, prompt, 6, STEPS, before);
+    uint64_t v0 = rlvr_model_params_version(m);
+    float *p = rlvr_model_params(m);
+    CHECK(rlvr_model_params_version(m) != v0);
+    for (size_t i = 0; i < rlvr_model_num_params(m); i++) p[i] *= 1.25f; /* sharper logits */
+    decode_fresh(s, prompt, 6, STEPS, after);
+    rlvr_sampler *s2 = make_sampler(m, 1.0f, 2, 64);
+    decode_fresh(s2, prompt, 6, STEPS, fresh);
+    CHECK_MSG(same_samples(after, fresh, STEPS), "a sampler did not see its model's new weights");
+    CHECK(!same_samples(before, after, STEPS));
+    rlvr_sampler_free(s2);
+    rlvr_sampler_free(s);
+    rlvr_model_free(m);
+}
+
 static void test_state_machine(void) {
     rlvr_model *m = make_model(false, 9);
     rlvr_sampler *s = make_sampler(m, 1.0f, 3, 8);
@@ -370,6 +413,7 @@ int main(void) {
     test_distribution(t);
     test_prefill_pieces(t);
     test_copy_on_write(t);
+    test_weight_update();
     test_state_machine();
     test_config_keys();
     rlvr_tokenizer_free(t);

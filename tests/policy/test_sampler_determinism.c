@@ -20,29 +20,37 @@ static void fill_normal(float *x, size_t n, uint32_t id) {
     for (size_t i = 0; i < n; i++) x[i] = (float)rlvr_rng_next_normal(&s);
 }
 
-/* Every row of an N-row product equals the same row computed alone. */
+/* Every row of an N-row product equals the same row computed alone (each
+ * remainder of the register block's rows included), and every element is
+ * the kernel's fixed order (matmul_reference_element) bit for bit. */
 static void check_matmul_invariance(int C, int OC) {
-    enum { N = 11 };
+    enum { N = 19 }; /* two full register blocks and a remainder at every width */
     float *inp = malloc((size_t)N * C * sizeof(float)), *w = malloc((size_t)OC * C * sizeof(float));
+    float *packed = malloc(matmul_packed_floats(OC, C) * sizeof(float));
     float *all = malloc((size_t)N * OC * sizeof(float)), *one = malloc((size_t)OC * sizeof(float));
     float *rev = malloc((size_t)N * C * sizeof(float)), *rev_out = malloc((size_t)N * OC * sizeof(float));
     fill_normal(inp, (size_t)N * C, 1);
     fill_normal(w, (size_t)OC * C, 2);
+    int groups_all = (OC + MATMUL_GROUP - 1) / MATMUL_GROUP;
+    /* packed in two calls: panels are independent */
+    matmul_pack(packed, w, OC, C, 0, groups_all / 2);
+    matmul_pack(packed, w, OC, C, groups_all / 2, groups_all);
     for (int n = 0; n < N; n++) memcpy(rev + (size_t)(N - 1 - n) * C, inp + (size_t)n * C, C * sizeof(float));
     int ok = 1;
     for (int rows = 1; rows <= N; rows++) {
-        matmul_forward_invariant(all, inp, w, rows, C, OC);
+        matmul_forward_invariant(all, inp, packed, rows, C, OC);
         for (int n = 0; n < rows; n++) {
-            matmul_forward_invariant(one, inp + (size_t)n * C, w, 1, C, OC);
+            matmul_forward_invariant(one, inp + (size_t)n * C, packed, 1, C, OC);
             ok &= memcmp(one, all + (size_t)n * OC, OC * sizeof(float)) == 0;
         }
     }
-    matmul_forward_invariant(rev_out, rev, w, N, C, OC);
+    matmul_forward_invariant(rev_out, rev, packed, N, C, OC);
     for (int n = 0; n < N; n++)
         ok &= memcmp(rev_out + (size_t)(N - 1 - n) * OC, all + (size_t)n * OC, OC * sizeof(float)) == 0;
     /* parts: uneven splits of the rows and of the output groups */
-    matmul_target t = {rev_out, w, OC};
+    matmul_target t = {rev_out, packed, OC};
     int groups = matmul_groups(&t, 1);
+    CHECK(groups == groups_all);
     for (int rsplit = 1; rsplit < N; rsplit += 4)
         for (int gsplit = 0; gsplit <= groups; gsplit += groups / 3 + 1) {
             memset(rev_out, 0, (size_t)N * OC * sizeof(float));
@@ -52,11 +60,20 @@ static void check_matmul_invariance(int C, int OC) {
             matmul_invariant_part(&t, 1, inp, C, rsplit, N, 0, gsplit);
             ok &= memcmp(rev_out, all, (size_t)N * OC * sizeof(float)) == 0;
         }
-    /* and each element is exactly dot_invariant */
-    for (int o = 0; o < OC; o++) {
-        float d = dot_invariant(inp, w + (size_t)o * C, C);
-        ok &= memcmp(&d, all + o, sizeof d) == 0;
-    }
+    /* each element is exactly the fixed order, and within float rounding of
+     * the vector-lane dot product (dot_invariant, the order the sampler's
+     * matmul used before the packed kernel, still used for attention scores) */
+    double max_dot = 0.0;
+    for (int n = 0; n < N; n++)
+        for (int o = 0; o < OC; o++) {
+            const float *x = inp + (size_t)n * C, *wo = w + (size_t)o * C;
+            float e = matmul_reference_element(x, wo, C), got = all[(size_t)n * OC + o];
+            ok &= memcmp(&e, &got, sizeof e) == 0;
+            double mag = 0.0;
+            for (int c = 0; c < C; c++) mag += fabs((double)x[c] * wo[c]);
+            double rel = fabs((double)got - dot_invariant(x, wo, C)) / mag;
+            if (rel > max_dot) max_dot = rel;
+        }
     /* it is a matmul: compare with a double-precision product */
     double max_rel = 0.0;
     for (int n = 0; n < N; n++)
@@ -70,9 +87,11 @@ static void check_matmul_invariance(int C, int OC) {
             if (rel > max_rel) max_rel = rel;
         }
     CHECK_MSG(ok, "matmul_forward_invariant is not batch invariant at C=%d OC=%d", C, OC);
+    CHECK_MSG(max_dot < 1e-5, "matmul_forward_invariant is %.3g from dot_invariant at C=%d OC=%d", max_dot, C, OC);
     CHECK_MSG(max_rel < 1e-5, "matmul_forward_invariant error %.3g at C=%d OC=%d", max_rel, C, OC);
     free(inp);
     free(w);
+    free(packed);
     free(all);
     free(one);
     free(rev);
@@ -168,6 +187,7 @@ int main(void) {
     check_matmul_invariance(64, 40);
     check_matmul_invariance(37, 23); /* tails in both the inner and the output dimension */
     check_matmul_invariance(200, 9);
+    check_matmul_invariance(130, 2 * MATMUL_GROUP + 5); /* several panels and several input chunks */
     rlvr_tokenizer *t = NULL;
     CHECK_OK(rlvr_tokenizer_new_byte(&t));
     if (t) test_batches(t);
