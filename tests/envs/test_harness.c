@@ -651,6 +651,12 @@ static void test_group_sharing(rlvr_task_pool *pool, rlvr_sandbox_host *host) {
     rlvr_model_free(m);
 }
 
+/* The pool's first task verified by its tests (a bug-fix task). */
+static const rlvr_task *first_tests_task(rlvr_task_pool *pool) {
+    for (size_t i = 0; i < rlvr_task_pool_size(pool); i++)
+        if (rlvr_task_pool_get(pool, i)->verifier == RLVR_VERIFIER_TESTS) return rlvr_task_pool_get(pool, i);
+    return NULL;
+}
 static void test_bad_arguments(rlvr_task_pool *pool) {
     rlvr_model *m = tiny_model(0.02f);
     rlvr_sampler *s = tiny_sampler(m, 1, 256);
@@ -668,9 +674,7 @@ static void test_bad_arguments(rlvr_task_pool *pool) {
     CHECK(strstr(rlvr_error_last(), "malformed_calls") != NULL);
     rlvr_harness_options_default(&opt);
     /* a "tests" task without a sandbox host is a caller error */
-    const rlvr_task *bug = NULL;
-    for (size_t i = 0; i < rlvr_task_pool_size(pool) && !bug; i++)
-        if (rlvr_task_pool_get(pool, i)->verifier == RLVR_VERIFIER_TESTS) bug = rlvr_task_pool_get(pool, i);
+    const rlvr_task *bug = first_tests_task(pool);
     job.task = bug;
     CHECK(rlvr_harness_run(s, tok, &opt, &job, 1) == RLVR_EINVAL);
     rlvr_harness_job_clear(&job);
@@ -682,9 +686,7 @@ static void test_bad_arguments(rlvr_task_pool *pool) {
  * twice for 0.4 s spend about 0.8 s in tools with the event loop, 3.2 s
  * without. */
 static void test_tools_overlap(rlvr_task_pool *pool, rlvr_sandbox_host *host) {
-    const rlvr_task *bug = NULL;
-    for (size_t i = 0; i < rlvr_task_pool_size(pool) && !bug; i++)
-        if (rlvr_task_pool_get(pool, i)->verifier == RLVR_VERIFIER_TESTS) bug = rlvr_task_pool_get(pool, i);
+    const rlvr_task *bug = first_tests_task(pool);
     rlvr_model *m = tiny_model(0.02f);
     rlvr_sampler *s = tiny_sampler(m, 4, 4096);
     if (!bug || !m || !s) return;
@@ -807,9 +809,7 @@ static void run_malformed_cases(rlvr_sampler *s, rlvr_sandbox_host *host, const 
 }
 
 static void test_malformed_ceiling(rlvr_task_pool *pool, rlvr_sandbox_host *host) {
-    const rlvr_task *bug = NULL;
-    for (size_t i = 0; i < rlvr_task_pool_size(pool) && !bug; i++)
-        if (rlvr_task_pool_get(pool, i)->verifier == RLVR_VERIFIER_TESTS) bug = rlvr_task_pool_get(pool, i);
+    const rlvr_task *bug = first_tests_task(pool);
     rlvr_model *m = tiny_model(0.02f);
     rlvr_sampler *s = tiny_sampler(m, 4, 4096);
     if (!bug || !m || !s) return;
