@@ -2,7 +2,8 @@
  *
  * Layout of the run state (C = d_model, KV = n_kv_heads·hd, F = d_ff,
  * V = vocab, S = kv_slots, T = context, R = rows per forward call):
- *   key_cache, value_cache  (L, S, T, KV)
+ *   key_cache, value_cache  (L, S, n_kv_heads, T, hd): one KV head's
+ *                           positions side by side, which attention streams
  *   logits                  (S, V)  next-token logits of each slot's last token
  * A slot forked from another reads positions below its shared_len from its
  * parent's rows (copy-on-write, one level deep: a fork of a fork points at
@@ -18,8 +19,10 @@
  * running every layer on its own rows without waiting for the others;
  * prefill rows attend to each other's keys, so there the groups meet once
  * per layer, after storing K and V. When there are too few rows to go
- * round (one sequence of a large model), the threads of a group also split
- * each step's output channels and attention heads and meet after each step.
+ * round (one sequence of a large model, a G = 16 group), the threads of a
+ * group also split each step's output channels and meet after each step:
+ * four times per layer when each can take whole KV heads through q/k/v,
+ * RoPE, the K/V store and attention (docs/POLICY.md, "Threads").
  * Every output element is computed whole by one thread with the kernels of
  * sampler_kernels.h, so the split changes no bit.
  *
@@ -143,8 +146,8 @@ struct rlvr_sampler {
     double step_macs;     /* fewest multiply-adds between two barriers */
     int rows_each;        /* fewest rows of a row group */
 
-    float *key_cache;   /* (L, S, T, KV) */
-    float *value_cache; /* (L, S, T, KV) */
+    float *key_cache;   /* (L, S, n_kv_heads, T, hd) */
+    float *value_cache; /* (L, S, n_kv_heads, T, hd) */
     float *logits;      /* (S, V) pending next-token logits per slot */
     slot_state *slots;  /* (S) */
     int32_t *stop_ids;  /* (n_stop) */
@@ -158,7 +161,7 @@ struct rlvr_sampler {
     float *rope;        /* (T, hd/2, 2) RoPE cos and sin per position, filled up to rope_len */
     int rope_len;
     float *x;           /* (R, C) residual stream */
-    float *xn;          /* (R, C) normalised input of a sublayer */
+    float *xn;          /* (threads, R, C) normalised input of a sublayer, per thread */
     float *q;           /* (R, C) */
     float *k, *v;       /* (R, KV) */
     float *att;         /* (R, C) attention output before wo */
@@ -220,7 +223,7 @@ static int alloc_state(rlvr_sampler *s) {
     RLVR_ALLOC(s->row_shared, R);
     RLVR_TRY(alloc_floats(&s->rope, T * (size_t)s->head_dim, "the RoPE table"));
     RLVR_TRY(alloc_floats(&s->x, R * C, "activations"));
-    RLVR_TRY(alloc_floats(&s->xn, R * C, "activations"));
+    RLVR_TRY(alloc_floats(&s->xn, (size_t)s->threads * R * C, "activations"));
     RLVR_TRY(alloc_floats(&s->q, R * C, "activations"));
     RLVR_TRY(alloc_floats(&s->k, R * KV, "activations"));
     RLVR_TRY(alloc_floats(&s->v, R * KV, "activations"));
@@ -361,19 +364,22 @@ static int check_slot(const rlvr_sampler *s, int slot) {
     return 0;
 }
 
-/* Float offset of (layer, slot) in a cache: its T × KV block. */
+/* Float offset of (layer, slot) in a cache: its (n_kv_heads, T, hd) block. */
 static size_t cache_offset(const rlvr_sampler *s, int layer, int slot) {
     return (((size_t)layer * s->cfg.kv_slots + (size_t)slot) * (size_t)s->ctx) * (size_t)s->kv_dim;
 }
 
 /* Copies positions [from, to) of src's own rows into dst's rows, all layers. */
 static void copy_rows(rlvr_sampler *s, int dst, int src, int from, int to) {
-    size_t KV = (size_t)s->kv_dim, at = (size_t)from * KV, n = (size_t)(to - from) * KV * sizeof(float);
+    size_t hd = (size_t)s->head_dim, head = (size_t)s->ctx * hd, n = (size_t)(to - from) * hd * sizeof(float);
     if (to <= from) return;
-    for (int l = 0; l < s->mc.n_layers; l++) {
-        memcpy(s->key_cache + cache_offset(s, l, dst) + at, s->key_cache + cache_offset(s, l, src) + at, n);
-        memcpy(s->value_cache + cache_offset(s, l, dst) + at, s->value_cache + cache_offset(s, l, src) + at, n);
-    }
+    for (int l = 0; l < s->mc.n_layers; l++)
+        for (size_t g = 0; g < (size_t)s->mc.n_kv_heads; g++) {
+            size_t d = cache_offset(s, l, dst) + g * head + (size_t)from * hd;
+            size_t f = cache_offset(s, l, src) + g * head + (size_t)from * hd;
+            memcpy(s->key_cache + d, s->key_cache + f, n);
+            memcpy(s->value_cache + d, s->value_cache + f, n);
+        }
 }
 
 /* The copy in copy-on-write: slot takes its own copy of the parent's prefix. */
@@ -458,6 +464,8 @@ typedef struct {
     int r0, r1;     /* its group's rows */
     int col, cols;  /* its index among the threads sharing those rows */
     bool sync_kv;   /* other groups read these rows' keys: wait after storing K and V */
+    bool by_heads;  /* q/k/v, RoPE, K/V store and attention split by KV heads: no barrier among them */
+    float *xn;      /* (R, C) its own normalised inputs */
     float *scores;  /* (2T) its attention scratch */
 } part;
 
@@ -495,19 +503,32 @@ static schedule plan(rlvr_sampler *s, int threads, int n, int head_from) {
         if (groups >= 2)
             sc = (schedule){groups * (threads / groups), groups, threads / groups};
         else if (macs / (8.0 * s->mc.n_layers) >= s->step_macs)
-            sc = (schedule){threads, 1, threads}; /* eight barriers per layer */
+            sc = (schedule){threads, 1, threads}; /* four to six barriers per layer */
     }
     if (sc.row_groups > 1) balance_rows(s, n, sc.row_groups);
     return sc;
 }
 
+/* Whether the threads sharing rows can each take whole KV heads (their
+ * query heads, keys and values) through q/k/v, RoPE, the K/V store and
+ * attention without meeting: every thread gets as many KV heads, and a
+ * head's channels fill whole panels. Not when other row groups read the
+ * keys stored (prefill split by rows). */
+static bool split_by_heads(const rlvr_sampler *s, int cols, bool sync_kv) {
+    if (sync_kv) return false;
+    return cols == 1 || (s->mc.n_kv_heads % cols == 0 && s->head_dim % MATMUL_GROUP == 0);
+}
+
 static part part_of(const rlvr_sampler *s, const schedule *sc, int tid, int n, bool prefill) {
     int g = tid / sc->cols;
+    bool sync_kv = prefill && sc->row_groups > 1;
     return (part){.r0 = sc->row_groups > 1 ? s->bounds[g] : 0,
                   .r1 = sc->row_groups > 1 ? s->bounds[g + 1] : n,
                   .col = tid % sc->cols,
                   .cols = sc->cols,
-                  .sync_kv = prefill && sc->row_groups > 1,
+                  .sync_kv = sync_kv,
+                  .by_heads = split_by_heads(s, sc->cols, sync_kv),
+                  .xn = s->xn + (size_t)tid * s->max_rows * s->mc.d_model,
                   .scores = s->scores + (size_t)tid * 2 * s->ctx};
 }
 
@@ -524,14 +545,12 @@ static void sync_cols(const part *p) {
     }
 }
 
-/* xn = RMSNorm(x) for the part's rows (split among the threads sharing them). */
+/* The thread's xn = RMSNorm(x) for all the part's rows: each thread sharing
+ * rows normalises them itself (a few rows × C, cheaper than meeting). */
 static void norm_rows(rlvr_sampler *s, const part *p, const float *weight) {
     size_t C = (size_t)s->mc.d_model;
-    int lo, hi;
-    share(p, p->r1 - p->r0, &lo, &hi);
-    for (int r = p->r0 + lo; r < p->r0 + hi; r++)
-        rmsnorm_forward_row(s->xn + r * C, s->x + r * C, weight, (int)C, s->mc.norm_eps);
-    sync_cols(p);
+    for (int r = p->r0; r < p->r1; r++)
+        rmsnorm_forward_row(p->xn + r * C, s->x + r * C, weight, (int)C, s->mc.norm_eps);
 }
 
 /* out = inp · weightᵀ (OC channels) for this thread's share of the channels,
@@ -546,39 +565,85 @@ static void project_add(rlvr_sampler *s, const part *p, const float *inp, const 
         for (int o = o0; o < o1; o++) s->x[(size_t)r * C + o] += s->proj[(size_t)r * C + o];
 }
 
-/* RoPE on the row's q and k, then its K and V into its slot's own rows (a
- * row's position is always past its slot's shared prefix). */
-static void rope_store(rlvr_sampler *s, int l, int r) {
+/* RoPE on n heads of one row, one head at a time: rope_forward_row may
+ * round differently with another number of heads (the compiler vectorises
+ * its loop over heads), and threads may take any heads. */
+static void rope_heads(const rlvr_sampler *s, float *heads, int pos, int n) {
+    for (int h = 0; h < n; h++) rope_forward_row(heads + (size_t)h * s->head_dim, s->rope, pos, 1, s->head_dim);
+}
+
+/* RoPE on the row's q and k of KV heads [g0, g1) (and their query heads),
+ * then those heads' K and V into its slot's own rows (a row's position is
+ * always past its slot's shared prefix). */
+static void rope_store(rlvr_sampler *s, int l, int r, int g0, int g1) {
     const rlvr_model_config *m = &s->mc;
-    size_t C = (size_t)m->d_model, KV = (size_t)s->kv_dim;
-    float *k = s->k + r * KV;
-    rope_forward_row(s->q + r * C, s->rope, s->row_pos[r], m->n_heads, s->head_dim);
-    rope_forward_row(k, s->rope, s->row_pos[r], m->n_kv_heads, s->head_dim);
-    size_t at = (size_t)l * s->cfg.kv_slots * s->ctx * KV + (size_t)s->row_kv[r] + (size_t)s->row_pos[r] * KV;
-    memcpy(s->key_cache + at, k, KV * sizeof(float));
-    memcpy(s->value_cache + at, s->v + r * KV, KV * sizeof(float));
+    size_t C = (size_t)m->d_model, KV = (size_t)s->kv_dim, hd = (size_t)s->head_dim;
+    int group = m->n_heads / m->n_kv_heads;
+    float *k = s->k + r * KV + (size_t)g0 * hd;
+    rope_heads(s, s->q + r * C + (size_t)g0 * group * hd, s->row_pos[r], (g1 - g0) * group);
+    rope_heads(s, k, s->row_pos[r], g1 - g0);
+    size_t at = (size_t)l * s->cfg.kv_slots * s->ctx * KV + (size_t)s->row_kv[r] + (size_t)s->row_pos[r] * hd;
+    for (size_t g = (size_t)g0; g < (size_t)g1; g++) {
+        size_t to = at + g * (size_t)s->ctx * hd;
+        memcpy(s->key_cache + to, s->k + r * KV + g * hd, hd * sizeof(float));
+        memcpy(s->value_cache + to, s->v + r * KV + g * hd, hd * sizeof(float));
+    }
+}
+
+/* Channels [o0, o1) of a target as its panels [o0, o1) / MATMUL_GROUP (o0
+ * on a panel boundary), for rows [r0, r1). */
+static void matmul_channels(const matmul_target *t, const float *inp, int C, int r0, int r1, int o0, int o1) {
+    matmul_invariant_part(t, 1, inp, C, r0, r1, o0 / MATMUL_GROUP, (o1 + MATMUL_GROUP - 1) / MATMUL_GROUP);
+}
+
+/* q, k, v of this thread's KV heads, RoPE, the K/V store and attention of
+ * those heads, without waiting for the other threads (part.by_heads). */
+static void attend_own_heads(rlvr_sampler *s, int l, const part *p, const attention_rows *rows) {
+    const rlvr_model_config *m = &s->mc;
+    int C = m->d_model, KV = s->kv_dim, hd = s->head_dim, group = m->n_heads / m->n_kv_heads, g0, g1;
+    size_t at = (size_t)l * s->pw.layer;
+    share(p, m->n_kv_heads, &g0, &g1);
+    if (g0 == g1) return;
+    matmul_target q = {s->q, s->pw.wq + at, C}, k = {s->k, s->pw.wk + at, KV}, v = {s->v, s->pw.wv + at, KV};
+    matmul_channels(&q, p->xn, C, p->r0, p->r1, g0 * group * hd, g1 * group * hd);
+    matmul_channels(&k, p->xn, C, p->r0, p->r1, g0 * hd, g1 * hd);
+    matmul_channels(&v, p->xn, C, p->r0, p->r1, g0 * hd, g1 * hd);
+    for (int r = p->r0; r < p->r1; r++) rope_store(s, l, r, g0, g1);
+    int tasks = (p->r1 - p->r0) * group; /* per KV head */
+    attention_forward_cached(s->att, p->scores, s->q, rows, p->r0, p->r1, g0 * tasks, g1 * tasks);
+}
+
+/* The same work split by steps: rows' channels, then rows, then attention
+ * tasks, the threads meeting after each. */
+static void attend_by_steps(rlvr_sampler *s, int l, const part *p, const attention_rows *rows) {
+    const rlvr_model_config *m = &s->mc;
+    int C = m->d_model, KV = s->kv_dim, lo, hi;
+    size_t at = (size_t)l * s->pw.layer;
+    matmul_target qkv[3] = {{s->q, s->pw.wq + at, C}, {s->k, s->pw.wk + at, KV}, {s->v, s->pw.wv + at, KV}};
+    share(p, matmul_groups(qkv, 3), &lo, &hi);
+    matmul_invariant_part(qkv, 3, p->xn, C, p->r0, p->r1, lo, hi);
+    sync_cols(p);
+    share(p, p->r1 - p->r0, &lo, &hi);
+    for (int r = p->r0 + lo; r < p->r0 + hi; r++) rope_store(s, l, r, 0, m->n_kv_heads);
+    if (p->cols > 1 || p->sync_kv) {
+#pragma omp barrier
+    }
+    share(p, (p->r1 - p->r0) * m->n_heads, &lo, &hi);
+    attention_forward_cached(s->att, p->scores, s->q, rows, p->r0, p->r1, lo, hi);
 }
 
 /* x += Attention(RMSNorm(x)) for layer l. */
 static void attention_block(rlvr_sampler *s, const rlvr_param_views *w, int l, const part *p) {
     const rlvr_model_config *m = &s->mc;
-    int C = m->d_model, KV = s->kv_dim, lo, hi;
-    size_t at = (size_t)l * s->pw.layer;
+    int C = m->d_model;
+    size_t at = (size_t)l * s->pw.layer, layer = (size_t)l * s->cfg.kv_slots * s->ctx * s->kv_dim;
     norm_rows(s, p, w->attn_norm + (size_t)l * C);
-    matmul_target qkv[3] = {{s->q, s->pw.wq + at, C}, {s->k, s->pw.wk + at, KV}, {s->v, s->pw.wv + at, KV}};
-    share(p, matmul_groups(qkv, 3), &lo, &hi);
-    matmul_invariant_part(qkv, 3, s->xn, C, p->r0, p->r1, lo, hi);
-    sync_cols(p);
-    share(p, p->r1 - p->r0, &lo, &hi);
-    for (int r = p->r0 + lo; r < p->r0 + hi; r++) rope_store(s, l, r);
-    if (p->cols > 1 || p->sync_kv) {
-#pragma omp barrier
-    }
-    size_t layer = (size_t)l * s->cfg.kv_slots * s->ctx * KV;
     attention_rows rows = {s->key_cache + layer, s->value_cache + layer, s->row_prefix, s->row_shared, s->row_kv,
-                           s->row_pos, m->n_heads, m->n_kv_heads, s->head_dim};
-    share(p, (p->r1 - p->r0) * m->n_heads, &lo, &hi);
-    attention_forward_cached(s->att, p->scores, s->q, &rows, p->r0, p->r1, lo, hi);
+                           s->row_pos, m->n_heads, m->n_kv_heads, s->head_dim, s->ctx};
+    if (p->by_heads)
+        attend_own_heads(s, l, p, &rows);
+    else
+        attend_by_steps(s, l, p, &rows);
     sync_cols(p);
     project_add(s, p, s->att, s->pw.wo + at, C);
     sync_cols(p);
@@ -593,12 +658,12 @@ static void mlp_block(rlvr_sampler *s, const rlvr_param_views *w, int l, const p
     norm_rows(s, p, w->mlp_norm + (size_t)l * C);
     matmul_target gate = {s->gate, s->pw.w_gate + at, F}, up = {s->up, s->pw.w_up + at, F};
     share(p, matmul_groups(&gate, 1), &g0, &g1);
-    matmul_invariant_part(&gate, 1, s->xn, C, p->r0, p->r1, g0, g1);
-    matmul_invariant_part(&up, 1, s->xn, C, p->r0, p->r1, g0, g1);
+    matmul_invariant_part(&gate, 1, p->xn, C, p->r0, p->r1, g0, g1);
+    matmul_invariant_part(&up, 1, p->xn, C, p->r0, p->r1, g0, g1);
     int o0 = g0 * MATMUL_GROUP, o1 = g1 * MATMUL_GROUP < F ? g1 * MATMUL_GROUP : F;
     for (int r = p->r0; r < p->r1 && o0 < o1; r++) {
         size_t at = (size_t)r * F + (size_t)o0;
-        swiglu_forward_range(s->hidden + at, s->gate + at, s->up + at, (size_t)(o1 - o0));
+        swiglu_invariant(s->hidden + at, s->gate + at, s->up + at, (size_t)(o1 - o0));
     }
     sync_cols(p);
     project_add(s, p, s->hidden, s->pw.w_down + at, F);
@@ -609,12 +674,12 @@ static void mlp_block(rlvr_sampler *s, const rlvr_param_views *w, int l, const p
 static void head(rlvr_sampler *s, const rlvr_param_views *w, const part *p, int head_from) {
     part h = *p;
     if (h.r0 < head_from) h.r0 = head_from;
-    if (h.r0 > h.r1) h.r0 = h.r1; /* no rows, but the barriers all the same */
+    if (h.r0 > h.r1) h.r0 = h.r1; /* no rows */
     norm_rows(s, &h, w->final_norm);
     matmul_target t = {s->row_logits, s->pw.lm_head, s->mc.vocab};
     int g0, g1;
     share(&h, matmul_groups(&t, 1), &g0, &g1);
-    matmul_invariant_part(&t, 1, s->xn, s->mc.d_model, h.r0, h.r1, g0, g1);
+    matmul_invariant_part(&t, 1, h.xn, s->mc.d_model, h.r0, h.r1, g0, g1);
 }
 
 static void forward_part(rlvr_sampler *s, const part *p, int head_from) {
@@ -652,9 +717,11 @@ static int usable_threads(rlvr_sampler *s) {
     if (want <= s->threads) return want;
     float *scores = realloc(s->scores, (size_t)want * 2 * s->ctx * sizeof(float));
     if (scores) s->scores = scores;
+    float *xn = realloc(s->xn, (size_t)want * s->max_rows * s->mc.d_model * sizeof(float));
+    if (xn) s->xn = xn;
     int32_t *bounds = realloc(s->bounds, ((size_t)want + 1) * sizeof(int32_t));
     if (bounds) s->bounds = bounds;
-    if (scores && bounds) s->threads = want;
+    if (scores && xn && bounds) s->threads = want;
     return s->threads;
 }
 

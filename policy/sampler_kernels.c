@@ -412,6 +412,30 @@ static inline vf exp_nonpositive(vf x) {
     return poly * (vf)bits;
 }
 
+/* g·σ(g)·u lane by lane, σ(g) from e = e^−|g| (1/(1 + e) for g ≥ 0, e/(1 + e)
+ * below), so every element takes the same steps wherever it sits. */
+static inline vf swiglu_lanes(vf g, vf u) {
+    vf e = exp_nonpositive(blend(g < 0.0f, g, -g));
+    vf sig = blend(g < 0.0f, e, broadcast(1.0f)) / (1.0f + e);
+    return g * sig * u;
+}
+
+void swiglu_invariant(float *out, const float *gate, const float *up, size_t n) {
+    size_t i = 0;
+    for (; i + VW <= n; i += VW) {
+        vf r = swiglu_lanes(load(gate + i), load(up + i));
+        memcpy(out + i, &r, sizeof r);
+    }
+    if (i < n) { /* the tail in the low lanes of one more vector */
+        float g[VW] = {0}, u[VW] = {0}, r[VW];
+        memcpy(g, gate + i, (n - i) * sizeof(float));
+        memcpy(u, up + i, (n - i) * sizeof(float));
+        vf v = swiglu_lanes(load(g), load(u));
+        memcpy(r, &v, sizeof v);
+        memcpy(out + i, r, (n - i) * sizeof(float));
+    }
+}
+
 /* w[t] = e^(scale·(sc[t] − max)) for t < n, returning Σ w[t] (lanes by t
  * mod VW, then hsum). The order depends on n only. */
 static float softmax_weights(float *w, const float *sc, int n, float scale) {
@@ -572,20 +596,20 @@ static void attend_two(float *out0, float *out1, float *sc0, float *sc1, const f
 
 void attention_forward_cached(float *out, float *scores_buf, const float *q, const attention_rows *a, int r0, int r1,
                               int t0, int t1) {
-    int hd = a->head_dim, C = a->n_heads * hd, kv_dim = a->n_kv_heads * hd;
+    int hd = a->head_dim, C = a->n_heads * hd, stride = hd; /* one KV head's positions lie side by side */
     int group = a->n_heads / a->n_kv_heads, N = r1 - r0;
     float scale = 1.0f / sqrtf((float)hd);
     for (int i = t0; i < t1;) {
         int g = i / (N * group), r = r0 + (i / group) % N, h = g * group + i % group;
-        size_t off = (size_t)g * hd, at = (size_t)r * C + (size_t)h * hd;
+        size_t off = (size_t)g * a->positions * hd, at = (size_t)r * C + (size_t)h * hd;
         const float *kp = a->kcache + a->prefix_base[r] + off, *vp = a->vcache + a->prefix_base[r] + off;
         const float *k = a->kcache + a->kv_base[r] + off, *v = a->vcache + a->kv_base[r] + off;
         if (i % group + 1 < group && i + 1 < t1) { /* task i + 1: head h + 1 of the same row */
             attend_two(out + at, out + at + hd, scores_buf, scores_buf + a->pos[r] + 1, q + at, q + at + hd, kp, vp,
-                       a->prefix_len[r], k, v, a->pos[r], kv_dim, hd, scale);
+                       a->prefix_len[r], k, v, a->pos[r], stride, hd, scale);
             i += 2;
         } else {
-            attend_one(out + at, scores_buf, q + at, kp, vp, a->prefix_len[r], k, v, a->pos[r], kv_dim, hd, scale);
+            attend_one(out + at, scores_buf, q + at, kp, vp, a->prefix_len[r], k, v, a->pos[r], stride, hd, scale);
             i++;
         }
     }

@@ -78,11 +78,14 @@ void matmul_forward_invariant(float *out, const float *inp, const float *packed,
  * (a multiply and an add where it has not). Scalar; for tests. */
 float matmul_reference_element(const float *a, const float *w, int n);
 
-/* Causal attention of query rows against the KV caches. Row r's keys and
- * values (float offsets into the caches): positions t < prefix_len[r] at
- * prefix_base[r] + t·kv_dim (a prefix shared with other sequences),
- * positions prefix_len[r] .. pos[r] at kv_base[r] + t·kv_dim (the row's own
- * sequence). Query head h reads KV head h / (n_heads / n_kv_heads). */
+/* Causal attention of query rows against the KV caches. A slot's cache
+ * block is (n_kv_heads, positions, head_dim): KV head g's key (value) of
+ * position t at block + (g·positions + t)·head_dim, so one head's
+ * positions lie side by side. Row r's blocks (float offsets into the
+ * caches): positions t < prefix_len[r] from the block at prefix_base[r] (a
+ * prefix shared with other sequences), positions prefix_len[r] .. pos[r]
+ * from the block at kv_base[r] (the row's own sequence). Query head h reads
+ * KV head h / (n_heads / n_kv_heads). */
 typedef struct {
     const float *kcache, *vcache;
     const int64_t *prefix_base; /* (N) */
@@ -90,6 +93,7 @@ typedef struct {
     const int64_t *kv_base;     /* (N) */
     const int32_t *pos;         /* (N) position of the query row */
     int n_heads, n_kv_heads, head_dim;
+    int positions;              /* T: positions of a slot's block */
 } attention_rows;
 
 /* Tasks [t0, t1) of rows [r0, r1) on the calling thread; a task is one
@@ -111,6 +115,12 @@ typedef struct {
  * on where (shared prefix or own rows) identical keys are stored. */
 void attention_forward_cached(float *out, float *scores, const float *q, const attention_rows *a, int r0, int r1,
                               int t0, int t1);
+
+/* out[i] = silu(gate[i])·up[i] for i < n, vectorised (a Cephes-style exp,
+ * about 1 ulp): each element's result depends on its own inputs only. The
+ * trainer's swiglu_forward (libm expf) may differ in the last bits; the
+ * sampler/trainer log-prob agreement (2e-5) covers it. */
+void swiglu_invariant(float *out, const float *gate, const float *up, size_t n);
 
 /* Row forms of kernels.h's element-wise kernels, on the calling thread, for
  * a caller that splits the work itself (the sampler). Defined in kernels.c

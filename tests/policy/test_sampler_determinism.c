@@ -5,14 +5,21 @@
  * channels, both) give identical tokens, log-probs and entropies (bitwise).
  * Also checks the batch-invariant matmul directly: a row's result does not
  * depend on the other rows, their number, or how rows and channels are
- * split into parts. */
+ * split into parts; and the vectorised SwiGLU (element by element, close to
+ * the trainer's). Two models: one whose KV heads do not divide among two
+ * threads (they split each step) and one whose do (each thread takes whole
+ * KV heads through q/k/v, RoPE and attention). */
 #include "core/rng.h"
 #include "policy/sampler.h"
 #include "policy/sampler_kernels.h"
 #include "sampler_sim.h"
 #include "test.h"
 
+#include <math.h>
 #include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static void fill_normal(float *x, size_t n, uint32_t id) {
     rlvr_rng_stream s;
@@ -98,9 +105,42 @@ static void check_matmul_invariance(int C, int OC) {
     free(rev_out);
 }
 
-static rlvr_model *make_model(void) {
+/* d_model = 96, six heads of 16 over three KV heads: two threads sharing
+ * rows split each step (3 KV heads do not divide among them). With
+ * d_model = 128 (four heads of 32 over two KV heads) each of two threads
+ * takes whole KV heads through q/k/v, RoPE and attention. */
+/* The vectorised SwiGLU: each element alone gives the bits it gives inside
+ * a longer array (any lane, the tail included), and it stays within a few
+ * ulps of the trainer's swiglu_forward_range, over the whole range of gate
+ * values (large negative gates too, where e^g is clamped). */
+static void check_swiglu(void) {
+    enum { N = 203 }; /* vectors and a tail at every vector width */
+    float gate[N], up[N], out[N], ref[N];
+    fill_normal(gate, N, 7);
+    fill_normal(up, N, 8);
+    for (int i = 0; i < N; i++) gate[i] *= (i % 5 == 0) ? 40.0f : 3.0f; /* some beyond ±87 */
+    gate[0] = 0.0f;
+    gate[1] = -100.0f;
+    gate[2] = 100.0f;
+    swiglu_invariant(out, gate, up, N);
+    swiglu_forward_range(ref, gate, up, N);
+    int same_alone = 0, close = 0;
+    for (int i = 0; i < N; i++) {
+        float alone;
+        swiglu_invariant(&alone, gate + i, up + i, 1);
+        same_alone += memcmp(&alone, &out[i], sizeof alone) == 0;
+        close += fabsf(out[i] - ref[i]) <= 1e-6f * fabsf(ref[i]) + 1e-30f;
+        if (fabsf(out[i] - ref[i]) > 1e-6f * fabsf(ref[i]) + 1e-30f)
+            fprintf(stderr, "swiglu(%g, %g) = %.9g, trainer %.9g\n", (double)gate[i], (double)up[i],
+                    (double)out[i], (double)ref[i]);
+    }
+    CHECK_MSG(same_alone == N, "%d of %d SwiGLU elements change bits when computed alone", N - same_alone, N);
+    CHECK_MSG(close == N, "%d of %d SwiGLU elements differ from the trainer's by more than 1e-6", N - close, N);
+}
+
+static rlvr_model *make_model(int d_model, int n_heads, int n_kv_heads) {
     rlvr_model_config cfg = {
-        .vocab = 272, .d_model = 96, .n_layers = 2, .n_heads = 6, .n_kv_heads = 3, .d_ff = 200,
+        .vocab = 272, .d_model = d_model, .n_layers = 2, .n_heads = n_heads, .n_kv_heads = n_kv_heads, .d_ff = 200,
         .max_seq = 192, .rope_theta = 10000.0f, .norm_eps = 1e-5f, .tie_embeddings = false,
         .init_seed = 21, .init_std = 0.2f,
     };
@@ -138,8 +178,8 @@ static int run_case(sim_run *run, const rlvr_model *m, const rlvr_tokenizer *t, 
     return rc;
 }
 
-static void test_batches(const rlvr_tokenizer *t) {
-    rlvr_model *m = make_model();
+static void test_batches(const rlvr_tokenizer *t, int d_model, int n_heads, int n_kv_heads) {
+    rlvr_model *m = make_model(d_model, n_heads, n_kv_heads);
     if (!m) return;
     static const struct {
         sim_options opt;
@@ -155,6 +195,8 @@ static void test_batches(const rlvr_tokenizer *t) {
         {{.batch = 8, .order = 1, .share_prompt = true, .slot_shift = 2}, 2, 1, "batch 8, 2 threads, row groups"},
         /* one row: the threads split channels and heads */
         {{.batch = 1, .order = 0, .share_prompt = true, .slot_shift = 4}, 2, 1, "batch 1, 2 threads, channels"},
+        /* many rows, one row group: the threads split channels and heads */
+        {{.batch = 8, .order = 1, .share_prompt = true, .slot_shift = 3}, 2, 64, "batch 8, 2 threads, channels"},
         /* 4 threads: two row groups of two threads each for 6..8 rows */
         {{.batch = 8, .order = 2, .share_prompt = false, .slot_shift = 6}, 4, 3, "batch 8, 4 threads, both"},
         {{.batch = 3, .order = 0, .share_prompt = false, .slot_shift = 1}, 4, 1, "batch 3, 4 threads, rows"},
@@ -166,7 +208,8 @@ static void test_batches(const rlvr_tokenizer *t) {
         policy += rlvr_rollout_policy_tokens(&base.rec[i]);
         ctx_stops += base.rec[i].stop == RLVR_STOP_CONTEXT;
     }
-    printf("baseline: %d policy tokens over %d rollouts, %d ended by the context\n", policy, base.n, ctx_stops);
+    printf("d_model %d, %d heads, %d KV heads: baseline %d policy tokens over %d rollouts, %d ended by the context\n",
+           d_model, n_heads, n_kv_heads, policy, base.n, ctx_stops);
     CHECK(policy > 100);
     for (size_t c = 1; c < sizeof cases / sizeof cases[0]; c++) {
         sim_run other;
@@ -184,13 +227,15 @@ static void test_batches(const rlvr_tokenizer *t) {
 }
 
 int main(void) {
+    check_swiglu();
     check_matmul_invariance(64, 40);
     check_matmul_invariance(37, 23); /* tails in both the inner and the output dimension */
     check_matmul_invariance(200, 9);
     check_matmul_invariance(130, 2 * MATMUL_GROUP + 5); /* several panels and several input chunks */
     rlvr_tokenizer *t = NULL;
     CHECK_OK(rlvr_tokenizer_new_byte(&t));
-    if (t) test_batches(t);
+    if (t) test_batches(t, 96, 6, 3);
+    if (t) test_batches(t, 128, 4, 2);
     rlvr_tokenizer_free(t);
     return test_summary("test_sampler_determinism");
 }
