@@ -10,6 +10,7 @@
  * Usage: test_evalstore [H5DUMP] */
 #include "io/evalstore.h"
 #include "io/file.h"
+#include "h5_corrupt.h"
 #include "test.h"
 
 #include <fcntl.h>
@@ -104,33 +105,6 @@ static int h5dump_ok(const char *h5dump, const char *path, const char *expect) {
     return system(cmd) == 0;
 }
 
-/* Inverts three bytes in the middle of chunk 0 of `dataset` (its address
- * from HDF5 itself, so the bytes are the dataset's and nothing else). */
-static bool corrupt_chunk(const char *path, const char *dataset) {
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    hid_t d = f >= 0 ? H5Dopen2(f, dataset, H5P_DEFAULT) : H5I_INVALID_HID;
-    hid_t s = d >= 0 ? H5Dget_space(d) : H5I_INVALID_HID;
-    hsize_t offset[RLVR_IO_MAX_RANK];
-    unsigned mask = 0;
-    haddr_t addr = 0;
-    hsize_t size = 0;
-    bool ok = s >= 0 && H5Dget_chunk_info(d, s, 0, offset, &mask, &addr, &size) >= 0 && size > 8;
-    if (s >= 0) H5Sclose(s);
-    if (d >= 0) H5Dclose(d);
-    if (f >= 0) H5Fclose(f);
-    int fd = ok ? open(path, O_RDWR) : -1;
-    if (fd < 0) return false;
-    for (int k = 0; k < 3; k++) {
-        off_t at = (off_t)(addr + size / 2 + (hsize_t)k);
-        unsigned char c;
-        ok = ok && pread(fd, &c, 1, at) == 1;
-        c ^= 0xff;
-        ok = ok && pwrite(fd, &c, 1, at) == 1;
-    }
-    close(fd);
-    return ok;
-}
-
 int main(int argc, char **argv) {
     const char *h5dump = argc > 1 ? argv[1] : NULL;
     char dir[] = "/tmp/test_evalstore_XXXXXX";
@@ -204,7 +178,7 @@ int main(int argc, char **argv) {
     CHECK(rlvr_evalstore_read(sweep, &back, NULL) == RLVR_EFORMAT && back == NULL);
     CHECK(strstr(rlvr_error_last(), "sweep.h5") != NULL);
     CHECK(rlvr_evalstore_read(bad, &back, NULL) < 0 && strstr(rlvr_error_last(), "nothing.h5") != NULL);
-    CHECK(corrupt_chunk(path, "tasks/policy_tokens"));
+    CHECK(test_corrupt_chunk(path, "tasks/policy_tokens"));
     CHECK(rlvr_evalstore_read(path, &back, NULL) == RLVR_ECHECKSUM && back == NULL);
     CHECK(strstr(rlvr_error_last(), "result.h5") != NULL);
     rlvr_eval_result_free(back);

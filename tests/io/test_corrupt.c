@@ -4,6 +4,7 @@
 #include "io/file.h"
 #include "io/h5util.h"
 #include "io_samples.h"
+#include "h5_corrupt.h"
 #include "test.h"
 
 #include <fcntl.h>
@@ -22,39 +23,10 @@ static int copy_file(const char *from, const char *to) {
     return rc;
 }
 
-/* Address and size of chunk 0 of `dataset`. */
-static bool chunk_location(const char *path, const char *dataset, haddr_t *addr, hsize_t *size) {
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f < 0) return false;
-    hid_t d = H5Dopen2(f, dataset, H5P_DEFAULT);
-    hid_t s = d >= 0 ? H5Dget_space(d) : H5I_INVALID_HID;
-    hsize_t offset[RLVR_IO_MAX_RANK];
-    unsigned mask = 0;
-    bool ok = s >= 0 && H5Dget_chunk_info(d, s, 0, offset, &mask, addr, size) >= 0 && *size > 8;
-    if (s >= 0) H5Sclose(s);
-    if (d >= 0) H5Dclose(d);
-    H5Fclose(f);
-    return ok;
-}
-
 /* Copies `path` to `bad` with three bytes in the middle of the dataset's
  * first chunk inverted. */
 static bool corrupt_chunk(const char *path, const char *bad, const char *dataset) {
-    haddr_t addr;
-    hsize_t size;
-    if (!chunk_location(path, dataset, &addr, &size) || copy_file(path, bad) != 0) return false;
-    int fd = open(bad, O_RDWR);
-    if (fd < 0) return false;
-    bool ok = true;
-    for (int k = 0; k < 3; k++) {
-        off_t at = (off_t)(addr + size / 2 + (hsize_t)k);
-        unsigned char c;
-        ok = ok && pread(fd, &c, 1, at) == 1;
-        c ^= 0xff;
-        ok = ok && pwrite(fd, &c, 1, at) == 1;
-    }
-    close(fd);
-    return ok;
+    return copy_file(path, bad) == 0 && test_corrupt_chunk(bad, dataset);
 }
 
 static bool truncate_copy(const char *path, const char *bad, double fraction) {
