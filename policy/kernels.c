@@ -123,6 +123,10 @@ void rope_forward_row(float *row, const float *table, int pos, int n_heads, int 
     for (int i = 0; i < half; i++) rope_pair(row, i, n_heads, head_dim, cs[2 * i], cs[2 * i + 1]);
 }
 
+void rope_forward_heads(float *heads, const float *table, int pos, int n, int head_dim) {
+    for (int h = 0; h < n; h++) rope_forward_row(heads + (size_t)h * head_dim, table, pos, 1, head_dim);
+}
+
 void rope_forward(float *x, const int32_t *positions, int N, int n_heads, int head_dim, float theta) {
     rope_rotate(x, positions, N, n_heads, head_dim, theta, 1.0f);
 }
@@ -132,20 +136,6 @@ void rope_backward(float *dx, const int32_t *positions, int N, int n_heads, int 
 }
 
 /* ---- SwiGLU --------------------------------------------------------------- */
-
-void swiglu_forward_range(float *out, const float *gate, const float *up, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        float g = gate[i];
-        float sig = 1.0f / (1.0f + expf(-g));
-        out[i] = g * sig * up[i];
-    }
-}
-
-void swiglu_forward(float *out, const float *gate, const float *up, int N, int F) {
-#pragma omp parallel for schedule(static)
-    for (int n = 0; n < N; n++)
-        swiglu_forward_range(out + (size_t)n * F, gate + (size_t)n * F, up + (size_t)n * F, (size_t)F);
-}
 
 /* silu(g) = g·σ(g), silu'(g) = σ(g)·(1 + g·(1 − σ(g))). */
 void swiglu_backward(float *dgate, float *dup, const float *dout, const float *gate, const float *up, int N,
@@ -161,12 +151,7 @@ void swiglu_backward(float *dgate, float *dup, const float *dout, const float *g
     }
 }
 
-/* ---- matmul through BLAS -------------------------------------------------- */
-
-void matmul_forward(float *out, const float *inp, const float *weight, int N, int C, int OC) {
-    if (N == 0 || OC == 0) return;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, OC, C, 1.0f, inp, C, weight, C, 0.0f, out, OC);
-}
+/* ---- matmul backward through BLAS (the forward: sampler_kernels.h) ----------- */
 
 void matmul_backward(float *dinp, float *dweight, const float *dout, const float *inp, const float *weight, int N,
                      int C, int OC) {

@@ -28,13 +28,13 @@ void rope_forward(float *x, const int32_t *positions, int N, int n_heads, int he
 /* The transposed rotation, in place on dx. */
 void rope_backward(float *dx, const int32_t *positions, int N, int n_heads, int head_dim, float theta);
 
-/* out = silu(gate) * up, (N, F). */
-void swiglu_forward(float *out, const float *gate, const float *up, int N, int F);
+/* The backward of out = silu(gate)·up, (N, F) (the forward:
+ * swiglu_invariant, sampler_kernels.h). */
 void swiglu_backward(float *dgate, float *dup, const float *dout, const float *gate, const float *up, int N, int F);
 
-/* out (N, OC) = inp (N, C) · weight (OC, C)ᵀ through cblas_sgemm. */
-void matmul_forward(float *out, const float *inp, const float *weight, int N, int C, int OC);
-/* dinp += dout · weight ; dweight += doutᵀ · inp. Either may be NULL. */
+/* The backward of out (N, OC) = inp (N, C) · weight (OC, C)ᵀ (the forward:
+ * the batch-invariant matmul of sampler_kernels.h), through cblas_sgemm:
+ * dinp += dout · weight ; dweight += doutᵀ · inp. Either may be NULL. */
 void matmul_backward(float *dinp, float *dweight, const float *dout, const float *inp, const float *weight, int N,
                      int C, int OC);
 

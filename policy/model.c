@@ -5,28 +5,39 @@
  * forward pieces (embedding, attention, layer, head), the backward pieces in
  * reverse order, then the public entry points.
  *
+ * The forward computes with the sampler's batch-invariant kernels
+ * (sampler_kernels.h) on the same packed weights: every matmul output, the
+ * RoPE rotation, the attention of each query row against its sequence's
+ * keys, SwiGLU and the residual adds round exactly as they do when the
+ * sampler decodes that token, so a sequence re-scored here gets the sampler's
+ * log-probs bit for bit (docs/POLICY.md, "One forward"). The backward uses
+ * BLAS: its order changes gradients in the last bits, never the policy.
+ *
  * Attention keeps no (T, T) probabilities: the forward stores the per-row
  * log-sum-exp of the scores and the backward recomputes the probabilities
  * block by block (flash-attention style), so activation memory grows with
- * T, not T². The forward's tasks are (block of ATTN_BLOCK query rows, head)
- * pairs, the backward's (sequence, head) pairs, each with its own scratch;
- * within a task the blocks go through cblas_sgemm, computing only the key
+ * T, not T². The forward's tasks are (block of ATTN_BLOCK query rows, KV
+ * head) pairs reading a head-major copy of the layer's keys and values, the
+ * backward's (sequence, head) pairs, each with its own scratch; within a
+ * backward task the blocks go through cblas_sgemm, computing only the key
  * columns up to the block's last row. In backward each query head writes
  * its own dK/dV slice; heads sharing a KV head are summed afterwards in a
  * fixed order, so there are no races, no atomics, and no dependence on the
  * thread count.
  *
  * Threads: OpenMP everywhere. sgemm is called both from serial code (the
- * weight matmuls, which BLAS parallelises) and from inside the attention's
- * parallel region. OpenBLAS's OpenMP build handles both on the same thread
- * pool (single-threaded inside a region); its pthreads build keeps a second
- * pool whose threads compete with OpenMP's spinning workers, which costs
- * several times the step time unless OMP_WAIT_POLICY=passive. */
+ * backward's weight matmuls, which BLAS parallelises) and from inside the
+ * attention's parallel region. OpenBLAS's OpenMP build handles both on the
+ * same thread pool (single-threaded inside a region); its pthreads build
+ * keeps a second pool whose threads compete with OpenMP's spinning workers,
+ * which costs several times the step time unless OMP_WAIT_POLICY=passive. */
 #include "policy/model.h"
 
 #include "core/error.h"
 #include "core/rng.h"
 #include "policy/kernels.h"
+#include "policy/packed_weights.h"
+#include "policy/sampler_kernels.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -38,6 +49,9 @@
 /* Query rows per attention block: big enough for sgemm to run at speed,
  * small enough that the masked upper triangle computed in vain stays small. */
 enum { ATTN_BLOCK = 128 };
+/* A task of the forward's matmuls: MATMUL_ROWS rows × MATMUL_PANELS panels
+ * of output channels (any tiling gives the same bits). */
+enum { MATMUL_ROWS = 64, MATMUL_PANELS = 4 };
 
 /* Activations of one forward, kept for backward; T = tokens in the batch. */
 typedef struct {
@@ -101,6 +115,13 @@ struct rlvr_model {
     float *grad_act_memory;
     grad_acts_t g;
     float *att_scratch; /* (att_threads, 2, ATTN_BLOCK, att_seq) scores and their gradient */
+    float *kv_heads;    /* (2, act_tokens, kv_dim) one layer's K and V, per sequence (n_kv_heads, len, hd) */
+
+    /* the forward's batch-invariant kernels, made at the first forward */
+    packed_weights pw;  /* the matrices, packed again at every forward */
+    float *rope;        /* (max_seq, hd/2, 2) RoPE cos and sin */
+    int64_t *zero_base; /* (max_seq) zeros: attention rows read their own sequence's block */
+    int32_t *zero_len;  /* (max_seq) zeros: no shared prefix */
 
     /* the last forward's batch, copied: backward must not depend on caller memory */
     int n_seqs;
@@ -254,6 +275,11 @@ void rlvr_model_free(rlvr_model *m) {
     free(m->act_memory);
     free(m->grad_act_memory);
     free(m->att_scratch);
+    free(m->kv_heads);
+    packed_weights_free(&m->pw);
+    free(m->rope);
+    free(m->zero_base);
+    free(m->zero_len);
     free(m->offsets);
     free(m->tokens);
     free(m->positions);
@@ -394,6 +420,9 @@ static int acts_ensure(rlvr_model *m, size_t T, size_t max_len) {
         m->act_memory = malloc(total * sizeof(float));
         if (!m->act_memory) return RLVR_FAIL(RLVR_ENOMEM, "model: out of memory for activations of %zu tokens", T);
         acts_point(&m->a, m->act_memory, sizes);
+        free(m->kv_heads);
+        m->kv_heads = malloc(2 * T * (size_t)m->kv_dim * sizeof(float));
+        if (!m->kv_heads) return RLVR_FAIL(RLVR_ENOMEM, "model: out of memory for the keys of %zu tokens", T);
         m->act_tokens = T; /* backward scratch follows lazily (grad_acts_ensure) */
     }
     int threads = omp_get_max_threads();
@@ -409,6 +438,19 @@ static int acts_ensure(rlvr_model *m, size_t T, size_t max_len) {
         m->att_threads = nt;
     }
     return 0;
+}
+
+/* What the batch-invariant forward needs beyond the activations, once. */
+static int invariant_ensure(rlvr_model *m) {
+    if (m->pw.memory) return 0;
+    size_t S = (size_t)m->cfg.max_seq;
+    m->rope = malloc(S * (size_t)m->head_dim * sizeof(float));
+    m->zero_base = calloc(S, sizeof(int64_t));
+    m->zero_len = calloc(S, sizeof(int32_t));
+    if (!m->rope || !m->zero_base || !m->zero_len)
+        return RLVR_FAIL(RLVR_ENOMEM, "model: out of memory for the RoPE table of %zu positions", S);
+    rope_table(m->rope, 0, m->cfg.max_seq, m->head_dim, m->cfg.rope_theta);
+    return packed_weights_init(&m->pw, m, "model forward");
 }
 
 static int grad_acts_ensure(rlvr_model *m) {
@@ -497,12 +539,56 @@ static void embedding_forward(float *out, const int32_t *tokens, const float *em
     for (int t = 0; t < T; t++) memcpy(out + (size_t)t * C, embed + (size_t)tokens[t] * C, C * sizeof(float));
 }
 
-/* out (N, OC) = base (N, OC) + inp (N, C) · weight (OC, C)ᵀ: a residual
- * branch's projection added to the stream in one sgemm. */
-static void matmul_forward_residual(float *out, const float *base, const float *inp, const float *weight, int N,
-                                    int C, int OC) {
-    if (out != base) memcpy(out, base, (size_t)N * OC * sizeof(float));
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, OC, C, 1.0f, inp, C, weight, C, 1.0f, out, OC);
+/* The targets' products with inp (T, C) (matmul_target: out (T, OC) = inp ·
+ * weightᵀ) through the batch-invariant kernel, tiles of rows × panels
+ * shared out among the threads, each panel's tiles in turn so the panel
+ * stays in cache. */
+static void matmul_rows(const matmul_target *targets, int n, const float *inp, int C, int T) {
+    int groups = matmul_groups(targets, n);
+    int row_tiles = (T + MATMUL_ROWS - 1) / MATMUL_ROWS, group_tiles = (groups + MATMUL_PANELS - 1) / MATMUL_PANELS;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int i = 0; i < row_tiles * group_tiles; i++) {
+        int r0 = i % row_tiles * MATMUL_ROWS, g0 = i / row_tiles * MATMUL_PANELS;
+        int r1 = r0 + MATMUL_ROWS < T ? r0 + MATMUL_ROWS : T;
+        int g1 = g0 + MATMUL_PANELS < groups ? g0 + MATMUL_PANELS : groups;
+        matmul_invariant_part(targets, n, inp, C, r0, r1, g0, g1);
+    }
+}
+
+/* out (T, OC) = base + inp (T, C) · weightᵀ: a residual branch's projection
+ * (rounded on its own, as the sampler does) added to the stream. */
+static void matmul_residual(float *out, const float *base, const float *inp, const float *packed, int T, int C,
+                            int OC) {
+    matmul_target t = {out, packed, OC};
+    matmul_rows(&t, 1, inp, C, T);
+    size_t n = (size_t)T * OC;
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) out[i] += base[i];
+}
+
+/* RoPE on every row of x (T, n_heads·hd) at its position, head by head as
+ * the sampler turns them. */
+static void rope_rows(const rlvr_model *m, float *x, int n_heads) {
+    size_t width = (size_t)n_heads * m->head_dim;
+#pragma omp parallel for schedule(static)
+    for (int t = 0; t < m->n_tokens; t++)
+        rope_forward_heads(x + t * width, m->rope, m->positions[t], n_heads, m->head_dim);
+}
+
+/* kv_heads ← the layer's k and v (T, kv_dim), each sequence's block laid
+ * out (n_kv_heads, len, hd) as in the sampler's cache. */
+static void kv_to_heads(rlvr_model *m, const float *k, const float *v) {
+    size_t kv = (size_t)m->kv_dim, hd = (size_t)m->head_dim, half = (size_t)m->n_tokens * kv;
+#pragma omp parallel for schedule(static)
+    for (int s = 0; s < m->n_seqs; s++) {
+        size_t t0 = (size_t)m->offsets[s], n = (size_t)(m->offsets[s + 1] - m->offsets[s]);
+        for (size_t t = 0; t < n; t++)
+            for (size_t g = 0; g < (size_t)m->cfg.n_kv_heads; g++) {
+                size_t from = (t0 + t) * kv + g * hd, to = t0 * kv + (g * n + t) * hd;
+                memcpy(m->kv_heads + to, k + from, hd * sizeof(float));
+                memcpy(m->kv_heads + half + to, v + from, hd * sizeof(float));
+            }
+    }
 }
 
 /* One (sequence, head) slice of the attention tensors. Rows are positions of
@@ -522,37 +608,6 @@ typedef struct {
 static void scores_block(float *S, const head_slice *h, int r0, int rows, int cols) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, h->hd, h->scale, h->q + (size_t)r0 * h->ldq,
                 h->ldq, h->k, h->ldkv, 0.0f, S, cols);
-}
-
-/* Row-wise causal softmax of a score block in place; row i (absolute r0+i)
- * keeps columns 0..r0+i. Writes each row's log-sum-exp. */
-static void softmax_block_forward(float *S, float *lse, int lse_stride, int r0, int rows, int cols) {
-    for (int i = 0; i < rows; i++) {
-        float *s = S + (size_t)i * cols;
-        int last = r0 + i; /* inclusive */
-        float mx = -INFINITY;
-        for (int j = 0; j <= last; j++) mx = s[j] > mx ? s[j] : mx;
-        float sum = 0.0f;
-        for (int j = 0; j <= last; j++) {
-            s[j] = expf(s[j] - mx);
-            sum += s[j];
-        }
-        float inv = 1.0f / sum;
-        for (int j = 0; j <= last; j++) s[j] *= inv;
-        for (int j = last + 1; j < cols; j++) s[j] = 0.0f;
-        lse[(size_t)(r0 + i) * lse_stride] = mx + logf(sum);
-    }
-}
-
-/* Query rows [r0, r0 + ATTN_BLOCK) of one head: O rows and their lse. */
-static void attention_block_forward(const head_slice *h, int r0, float *S) {
-    int rows = h->n - r0 < ATTN_BLOCK ? h->n - r0 : ATTN_BLOCK;
-    int cols = r0 + rows;
-    scores_block(S, h, r0, rows, cols);
-    softmax_block_forward(S, h->lse, h->lse_stride, r0, rows, cols);
-    /* O[r0:r1] = P · V[0:cols] */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, h->hd, cols, 1.0f, S, cols, h->v, h->ldkv, 0.0f,
-                h->o + (size_t)r0 * h->ldq, h->ldq);
 }
 
 /* The slice of head `hq` of sequence s in one layer's q/k/v/out tensors. */
@@ -589,43 +644,55 @@ static float *thread_scratch(const rlvr_model *m, int which) {
     return m->att_scratch + ((size_t)omp_get_thread_num() * 2 + which) * ATTN_BLOCK * m->att_seq;
 }
 
-/* Row blocks write disjoint rows of out and lse: every (block, head) is a task. */
-static void attention_forward(rlvr_model *m, float *out, float *lse, const float *q, const float *k,
-                              const float *v) {
-    int H = m->cfg.n_heads, n_tasks = m->n_row_blocks * H;
+/* Attention of every query row against its sequence's keys (kv_heads),
+ * with the sampler's kernel: out (T, C) and the rows' log-sum-exp (T, H).
+ * A task is one (block of ATTN_BLOCK rows, KV head), the longest-reaching
+ * blocks first; tasks write disjoint rows and heads. */
+static void attention_forward(rlvr_model *m, float *out, float *lse, const float *q) {
+    int KVH = m->cfg.n_kv_heads, H = m->cfg.n_heads, C = m->cfg.d_model, group = H / KVH;
+    int n_tasks = m->n_row_blocks * KVH;
+    size_t half = (size_t)m->n_tokens * m->kv_dim;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(attention_threads(m))
-    for (int task = 0; task < n_tasks; task++) {
-        const int32_t *blk = m->row_blocks + 2 * (task / H);
-        head_slice h = slice_of(m, blk[0], task % H, q, k, v, out, lse);
-        attention_block_forward(&h, blk[1], thread_scratch(m, 0));
+    for (int task = n_tasks - 1; task >= 0; task--) {
+        const int32_t *blk = m->row_blocks + 2 * (task / KVH);
+        int s = blk[0], r0 = blk[1], g = task % KVH;
+        int t0 = m->offsets[s], n = m->offsets[s + 1] - t0, r1 = r0 + ATTN_BLOCK < n ? r0 + ATTN_BLOCK : n;
+        attention_rows rows = {m->kv_heads + (size_t)t0 * m->kv_dim, m->kv_heads + half + (size_t)t0 * m->kv_dim,
+                               m->zero_base, m->zero_len, m->zero_base, m->positions + t0, H, KVH, m->head_dim, n,
+                               lse + (size_t)t0 * H};
+        int per_head = (r1 - r0) * group;
+        attention_forward_cached(out + (size_t)t0 * C, thread_scratch(m, 0), q + (size_t)t0 * C, &rows, r0, r1,
+                                 g * per_head, (g + 1) * per_head);
     }
 }
 
 static void layer_forward(rlvr_model *m, int l) {
     const rlvr_model_config *c = &m->cfg;
     const rlvr_param_views *p = &m->pv;
+    const packed_weights *pw = &m->pw;
     acts_t *a = &m->a;
-    int T = m->n_tokens, C = c->d_model, F = c->d_ff, kv = m->kv_dim, H = c->n_heads, hd = m->head_dim;
-    size_t TC = (size_t)T * C, Tkv = (size_t)T * kv, TF = (size_t)T * F;
+    int T = m->n_tokens, C = c->d_model, F = c->d_ff, kv = m->kv_dim, H = c->n_heads;
+    size_t TC = (size_t)T * C, Tkv = (size_t)T * kv, TF = (size_t)T * F, at = (size_t)l * pw->layer;
     const float *x = a->resid + l * TC;
     float *xn1 = a->xn1 + l * TC, *q = a->q + l * TC, *k = a->k + l * Tkv, *v = a->v + l * Tkv;
     float *ao = a->ao + l * TC, *mid = a->resid_mid + l * TC, *xn2 = a->xn2 + l * TC;
     float *gate = a->gate + l * TF, *up = a->up + l * TF, *hm = a->hmlp + l * TF;
 
     rmsnorm_forward(xn1, a->rstd1 + (size_t)l * T, x, p->attn_norm + (size_t)l * C, T, C, c->norm_eps);
-    matmul_forward(q, xn1, p->wq + (size_t)l * C * C, T, C, C);
-    matmul_forward(k, xn1, p->wk + (size_t)l * kv * C, T, C, kv);
-    matmul_forward(v, xn1, p->wv + (size_t)l * kv * C, T, C, kv);
-    rope_forward(q, m->positions, T, H, hd, c->rope_theta);
-    rope_forward(k, m->positions, T, c->n_kv_heads, hd, c->rope_theta);
-    attention_forward(m, ao, a->lse + (size_t)l * T * H, q, k, v);
-    matmul_forward_residual(mid, x, ao, p->wo + (size_t)l * C * C, T, C, C);
+    matmul_target qkv[3] = {{q, pw->wq + at, C}, {k, pw->wk + at, kv}, {v, pw->wv + at, kv}};
+    matmul_rows(qkv, 3, xn1, C, T);
+    rope_rows(m, q, H);
+    rope_rows(m, k, c->n_kv_heads);
+    kv_to_heads(m, k, v);
+    attention_forward(m, ao, a->lse + (size_t)l * T * H, q);
+    matmul_residual(mid, x, ao, pw->wo + at, T, C, C);
 
     rmsnorm_forward(xn2, a->rstd2 + (size_t)l * T, mid, p->mlp_norm + (size_t)l * C, T, C, c->norm_eps);
-    matmul_forward(gate, xn2, p->w_gate + (size_t)l * F * C, T, C, F);
-    matmul_forward(up, xn2, p->w_up + (size_t)l * F * C, T, C, F);
-    swiglu_forward(hm, gate, up, T, F);
-    matmul_forward_residual(a->resid + (l + 1) * TC, mid, hm, p->w_down + (size_t)l * C * F, T, F, C);
+    matmul_target gate_up[2] = {{gate, pw->w_gate + at, F}, {up, pw->w_up + at, F}};
+    matmul_rows(gate_up, 2, xn2, C, T);
+#pragma omp parallel for schedule(static)
+    for (int t = 0; t < T; t++) swiglu_invariant(hm + (size_t)t * F, gate + (size_t)t * F, up + (size_t)t * F, F);
+    matmul_residual(a->resid + (l + 1) * TC, mid, hm, pw->w_down + at, T, F, C);
 }
 
 static void head_outputs(const rlvr_model *m, float *logprob_next, float *entropy) {
@@ -647,6 +714,8 @@ int rlvr_model_forward(rlvr_model *m, const rlvr_batch *batch, float temperature
     size_t max_len = 0;
     RLVR_TRY(batch_copy(m, batch, &max_len));
     RLVR_TRY(acts_ensure(m, (size_t)m->n_tokens, max_len));
+    RLVR_TRY(invariant_ensure(m));
+    packed_weights_pack(&m->pw); /* the parameters as they are now, however they were written */
     m->temperature = temperature;
     const rlvr_model_config *c = &m->cfg;
     int T = m->n_tokens, C = c->d_model;
@@ -655,7 +724,8 @@ int rlvr_model_forward(rlvr_model *m, const rlvr_batch *batch, float temperature
     for (int l = 0; l < c->n_layers; l++) layer_forward(m, l);
     rmsnorm_forward(m->a.xf, m->a.rstdf, m->a.resid + (size_t)c->n_layers * T * C, m->pv.final_norm, T, C,
                     c->norm_eps);
-    matmul_forward(m->a.logits, m->a.xf, m->pv.lm_head, T, C, c->vocab);
+    matmul_target head = {m->a.logits, m->pw.lm_head, c->vocab};
+    matmul_rows(&head, 1, m->a.xf, C, T);
     if (logprob_next || entropy) head_outputs(m, logprob_next, entropy);
     m->have_forward = true;
     return 0;

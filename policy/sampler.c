@@ -36,6 +36,7 @@
 #include "core/error.h"
 #include "core/rng.h"
 #include "policy/kernels.h"
+#include "policy/packed_weights.h"
 #include "policy/sampler_kernels.h"
 
 #include <math.h>
@@ -98,24 +99,6 @@ int rlvr_sampler_config_validate(const rlvr_config *cfg, const rlvr_model_config
     return 0;
 }
 
-/* The model's matrices packed for the matmul (sampler_kernels.h), in the
- * order a forward pass reads them (layer by layer: wq, wk, wv, wo, w_gate,
- * w_up, w_down; then the LM head), so that the weights stream through
- * memory in one direction and the kernel's prefetch at the end of one
- * matrix fetches the start of the next. The pointers are layer 0's; layer
- * l's matrix is at + l·layer floats. */
-typedef struct {
-    float *wq, *wk, *wv, *wo, *w_gate, *w_up, *w_down, *lm_head;
-    size_t layer;
-} packed_weights;
-
-/* One matrix to pack: the model's weight (OC, C) into dst. */
-typedef struct {
-    float *dst;
-    const float *src;
-    int OC, C;
-} pack_job;
-
 typedef struct {
     int32_t len;         /* tokens in the sequence: positions 0..len-1 */
     int32_t parent;      /* slot holding positions 0..shared_len-1, or -1 */
@@ -129,10 +112,7 @@ typedef struct {
 
 struct rlvr_sampler {
     const rlvr_model *model; /* borrowed: config and weights */
-    float *packed;           /* every matrix packed (packed_weights points into it) */
-    packed_weights pw;
-    pack_job *pack_jobs;     /* (n_pack_jobs) what refresh_packed packs */
-    int n_pack_jobs;
+    packed_weights pw;       /* every matrix packed for the matmul */
     uint64_t packed_version; /* rlvr_model_params_version when packed */
     rlvr_model_config mc;
     rlvr_sampler_config cfg;
@@ -239,53 +219,12 @@ static int alloc_state(rlvr_sampler *s) {
     return 0;
 }
 
-/* The packed copy of every matrix and the list of what goes where. */
-static int alloc_packed(rlvr_sampler *s) {
-    const rlvr_param_views *w = rlvr_model_param_views(s->model);
-    const rlvr_model_config *m = &s->mc;
-    int C = m->d_model, KV = s->kv_dim, F = m->d_ff, L = m->n_layers;
-    struct {
-        float **dst;
-        const float *src;
-        int OC, C;
-    } kinds[] = {{&s->pw.wq, w->wq, C, C},         {&s->pw.wk, w->wk, KV, C},
-                 {&s->pw.wv, w->wv, KV, C},         {&s->pw.wo, w->wo, C, C},
-                 {&s->pw.w_gate, w->w_gate, F, C}, {&s->pw.w_up, w->w_up, F, C},
-                 {&s->pw.w_down, w->w_down, C, F}};
-    enum { KINDS = sizeof kinds / sizeof kinds[0] };
-    s->pw.layer = 0;
-    for (int i = 0; i < KINDS; i++) s->pw.layer += matmul_packed_floats(kinds[i].OC, kinds[i].C);
-    size_t head = matmul_packed_floats(m->vocab, C), total = (size_t)L * s->pw.layer + head;
-    /* on a cache line, so that (for inner sizes that keep panels whole
-     * lines long, as model widths do) no weight vector straddles two lines */
-    s->packed = aligned_alloc(64, (total * sizeof(float) + 63) / 64 * 64);
-    if (!s->packed)
-        return RLVR_FAIL(RLVR_ENOMEM, "sampler: out of memory for the packed weights (%zu floats)", total);
-    RLVR_ALLOC(s->pack_jobs, (size_t)L * KINDS + 1);
-    float *at = s->packed;
-    for (int l = 0; l < L; l++)
-        for (int i = 0; i < KINDS; i++) {
-            if (l == 0) *kinds[i].dst = at;
-            s->pack_jobs[s->n_pack_jobs++] =
-                (pack_job){at, kinds[i].src + (size_t)l * kinds[i].OC * kinds[i].C, kinds[i].OC, kinds[i].C};
-            at += matmul_packed_floats(kinds[i].OC, kinds[i].C);
-        }
-    s->pw.lm_head = at;
-    s->pack_jobs[s->n_pack_jobs++] = (pack_job){at, w->lm_head, m->vocab, C};
-    return 0;
-}
-
 /* Packs the weights again when the model's parameters may have changed
- * since they were last packed (about 15 ms per 100 MB of weights on one
- * core; the matrices are shared out among the threads). */
+ * since they were last packed. */
 static void refresh_packed(rlvr_sampler *s) {
     uint64_t version = rlvr_model_params_version(s->model);
     if (version == s->packed_version) return;
-#pragma omp parallel for schedule(dynamic, 1) if (s->n_pack_jobs > 1)
-    for (int i = 0; i < s->n_pack_jobs; i++) {
-        const pack_job *j = &s->pack_jobs[i];
-        matmul_pack(j->dst, j->src, j->OC, j->C, 0, (j->OC + MATMUL_GROUP - 1) / MATMUL_GROUP);
-    }
+    packed_weights_pack(&s->pw);
     s->packed_version = version;
 }
 
@@ -308,7 +247,7 @@ int rlvr_sampler_new(rlvr_sampler **out, const rlvr_model *model, const rlvr_sam
     s->step_macs = STEP_MACS;
     s->rows_each = bytes <= ROW_GROUP_BYTES ? 1 : ROW_GROUP_ROWS;
     int rc = alloc_state(s);
-    if (rc == 0) rc = alloc_packed(s);
+    if (rc == 0) rc = packed_weights_init(&s->pw, model, "sampler");
     if (rc < 0) {
         rlvr_sampler_free(s);
         return rc;
@@ -323,7 +262,7 @@ void rlvr_sampler_free(rlvr_sampler *s) {
     if (!s) return;
     float *bufs[] = {s->key_cache, s->value_cache, s->logits, s->x,      s->xn,         s->q,
                      s->k,         s->v,           s->att,    s->proj,   s->gate,       s->up,
-                     s->hidden,    s->scores,      s->probs,  s->row_logits, s->rope,      s->packed};
+                     s->hidden,    s->scores,      s->probs,  s->row_logits, s->rope};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     free(s->slots);
     free(s->seen);
@@ -335,7 +274,7 @@ void rlvr_sampler_free(rlvr_sampler *s) {
     free(s->row_shared);
     free(s->bounds);
     free(s->stop_ids);
-    free(s->pack_jobs);
+    packed_weights_free(&s->pw);
     free(s);
 }
 
@@ -565,13 +504,6 @@ static void project_add(rlvr_sampler *s, const part *p, const float *inp, const 
         for (int o = o0; o < o1; o++) s->x[(size_t)r * C + o] += s->proj[(size_t)r * C + o];
 }
 
-/* RoPE on n heads of one row, one head at a time: rope_forward_row may
- * round differently with another number of heads (the compiler vectorises
- * its loop over heads), and threads may take any heads. */
-static void rope_heads(const rlvr_sampler *s, float *heads, int pos, int n) {
-    for (int h = 0; h < n; h++) rope_forward_row(heads + (size_t)h * s->head_dim, s->rope, pos, 1, s->head_dim);
-}
-
 /* RoPE on the row's q and k of KV heads [g0, g1) (and their query heads),
  * then those heads' K and V into its slot's own rows (a row's position is
  * always past its slot's shared prefix). */
@@ -580,8 +512,8 @@ static void rope_store(rlvr_sampler *s, int l, int r, int g0, int g1) {
     size_t C = (size_t)m->d_model, KV = (size_t)s->kv_dim, hd = (size_t)s->head_dim;
     int group = m->n_heads / m->n_kv_heads;
     float *k = s->k + r * KV + (size_t)g0 * hd;
-    rope_heads(s, s->q + r * C + (size_t)g0 * group * hd, s->row_pos[r], (g1 - g0) * group);
-    rope_heads(s, k, s->row_pos[r], g1 - g0);
+    rope_forward_heads(s->q + r * C + (size_t)g0 * group * hd, s->rope, s->row_pos[r], (g1 - g0) * group, (int)hd);
+    rope_forward_heads(k, s->rope, s->row_pos[r], g1 - g0, (int)hd);
     size_t at = (size_t)l * s->cfg.kv_slots * s->ctx * KV + (size_t)s->row_kv[r] + (size_t)s->row_pos[r] * hd;
     for (size_t g = (size_t)g0; g < (size_t)g1; g++) {
         size_t to = at + g * (size_t)s->ctx * hd;
@@ -639,7 +571,7 @@ static void attention_block(rlvr_sampler *s, const rlvr_param_views *w, int l, c
     size_t at = (size_t)l * s->pw.layer, layer = (size_t)l * s->cfg.kv_slots * s->ctx * s->kv_dim;
     norm_rows(s, p, w->attn_norm + (size_t)l * C);
     attention_rows rows = {s->key_cache + layer, s->value_cache + layer, s->row_prefix, s->row_shared, s->row_kv,
-                           s->row_pos, m->n_heads, m->n_kv_heads, s->head_dim, s->ctx};
+                           s->row_pos, m->n_heads, m->n_kv_heads, s->head_dim, s->ctx, NULL};
     if (p->by_heads)
         attend_own_heads(s, l, p, &rows);
     else

@@ -437,8 +437,9 @@ void swiglu_invariant(float *out, const float *gate, const float *up, size_t n) 
 }
 
 /* w[t] = e^(scale·(sc[t] − max)) for t < n, returning Σ w[t] (lanes by t
- * mod VW, then hsum). The order depends on n only. */
-static float softmax_weights(float *w, const float *sc, int n, float scale) {
+ * mod VW, then hsum) and setting *shift = scale·max. The order depends on
+ * n only. */
+static float softmax_weights(float *w, const float *sc, int n, float scale, float *shift_out) {
     vf vmax = broadcast(-INFINITY);
     int t = 0;
     for (; t + VW <= n; t += VW) {
@@ -449,6 +450,7 @@ static float softmax_weights(float *w, const float *sc, int n, float scale) {
     for (int j = 0; j < VW; j++) mx = vmax[j] > mx ? vmax[j] : mx;
     for (; t < n; t++) mx = sc[t] > mx ? sc[t] : mx;
     float shift = mx * scale;
+    *shift_out = shift;
     vf sum = {0};
     for (t = 0; t + VW <= n; t += VW) {
         vf e = exp_nonpositive(load(sc + t) * scale - shift);
@@ -574,23 +576,34 @@ static void weighted_values2(float *out0, float *out1, const float *w0, const fl
     weighted_values_tail(out1, w1, vp, P, v, n, kv_dim, hd, inv1);
 }
 
+/* Where one head's log-sum-exp goes (NULL: nowhere). */
+static void put_lse(float *lse, float shift, float sum) {
+    if (lse) *lse = shift + logf(sum);
+}
+
 /* One query head of one row: softmax(q·Kᵀ·scale) · V over positions 0..p,
  * positions below P read from the prefix (kp, vp). */
-static void attend_one(float *out, float *sc, const float *q, const float *kp, const float *vp, int P,
+static void attend_one(float *out, float *lse, float *sc, const float *q, const float *kp, const float *vp, int P,
                        const float *k, const float *v, int p, int kv_dim, int hd, float scale) {
+    float shift;
     scores(sc, q, kp, 0, P, kv_dim, hd);
     scores(sc, q, k, P, p + 1, kv_dim, hd);
-    float sum = softmax_weights(sc, sc, p + 1, scale);
+    float sum = softmax_weights(sc, sc, p + 1, scale, &shift);
+    put_lse(lse, shift, sum);
     weighted_values(out, sc, vp, P, v, p + 1, kv_dim, hd, 1.0f / sum);
 }
 
 /* attend_one for two query heads of one row (the same keys and values). */
-static void attend_two(float *out0, float *out1, float *sc0, float *sc1, const float *q0, const float *q1,
-                       const float *kp, const float *vp, int P, const float *k, const float *v, int p, int kv_dim,
-                       int hd, float scale) {
+static void attend_two(float *out0, float *out1, float *lse0, float *lse1, float *sc0, float *sc1, const float *q0,
+                       const float *q1, const float *kp, const float *vp, int P, const float *k, const float *v,
+                       int p, int kv_dim, int hd, float scale) {
+    float shift0, shift1;
     scores2(sc0, sc1, q0, q1, kp, 0, P, kv_dim, hd);
     scores2(sc0, sc1, q0, q1, k, P, p + 1, kv_dim, hd);
-    float sum0 = softmax_weights(sc0, sc0, p + 1, scale), sum1 = softmax_weights(sc1, sc1, p + 1, scale);
+    float sum0 = softmax_weights(sc0, sc0, p + 1, scale, &shift0);
+    float sum1 = softmax_weights(sc1, sc1, p + 1, scale, &shift1);
+    put_lse(lse0, shift0, sum0);
+    put_lse(lse1, shift1, sum1);
     weighted_values2(out0, out1, sc0, sc1, vp, P, v, p + 1, kv_dim, hd, 1.0f / sum0, 1.0f / sum1);
 }
 
@@ -604,12 +617,14 @@ void attention_forward_cached(float *out, float *scores_buf, const float *q, con
         size_t off = (size_t)g * a->positions * hd, at = (size_t)r * C + (size_t)h * hd;
         const float *kp = a->kcache + a->prefix_base[r] + off, *vp = a->vcache + a->prefix_base[r] + off;
         const float *k = a->kcache + a->kv_base[r] + off, *v = a->vcache + a->kv_base[r] + off;
+        float *lse = a->lse ? a->lse + (size_t)r * a->n_heads + h : NULL;
         if (i % group + 1 < group && i + 1 < t1) { /* task i + 1: head h + 1 of the same row */
-            attend_two(out + at, out + at + hd, scores_buf, scores_buf + a->pos[r] + 1, q + at, q + at + hd, kp, vp,
-                       a->prefix_len[r], k, v, a->pos[r], stride, hd, scale);
+            attend_two(out + at, out + at + hd, lse, lse ? lse + 1 : NULL, scores_buf, scores_buf + a->pos[r] + 1,
+                       q + at, q + at + hd, kp, vp, a->prefix_len[r], k, v, a->pos[r], stride, hd, scale);
             i += 2;
         } else {
-            attend_one(out + at, scores_buf, q + at, kp, vp, a->prefix_len[r], k, v, a->pos[r], stride, hd, scale);
+            attend_one(out + at, lse, scores_buf, q + at, kp, vp, a->prefix_len[r], k, v, a->pos[r], stride, hd,
+                       scale);
             i++;
         }
     }

@@ -20,7 +20,9 @@
  * output groups, attention tasks); the sampler decides how to split a
  * forward pass over its threads (sampler.c).
  *
- * Internal to policy/ (the training path uses kernels.h and BLAS). */
+ * The training forward (model.c) runs the same kernels, so it computes
+ * every token's log-prob exactly as the sampler did (docs/POLICY.md, "One
+ * forward"); the backward uses kernels.h and BLAS. Internal to policy/. */
 #ifndef RLVR_POLICY_SAMPLER_KERNELS_H
 #define RLVR_POLICY_SAMPLER_KERNELS_H
 
@@ -94,6 +96,8 @@ typedef struct {
     const int32_t *pos;         /* (N) position of the query row */
     int n_heads, n_kv_heads, head_dim;
     int positions;              /* T: positions of a slot's block */
+    float *lse;                 /* (N, n_heads) or NULL: row r's log-sum-exp of head h's scaled
+                                   scores at r·n_heads + h (the training backward's input) */
 } attention_rows;
 
 /* Tasks [t0, t1) of rows [r0, r1) on the calling thread; a task is one
@@ -117,25 +121,27 @@ void attention_forward_cached(float *out, float *scores, const float *q, const a
                               int t0, int t1);
 
 /* out[i] = silu(gate[i])·up[i] for i < n, vectorised (a Cephes-style exp,
- * about 1 ulp): each element's result depends on its own inputs only. The
- * trainer's swiglu_forward (libm expf) may differ in the last bits; the
- * sampler/trainer log-prob agreement (2e-5) covers it. */
+ * about 1 ulp): each element's result depends on its own inputs only. */
 void swiglu_invariant(float *out, const float *gate, const float *up, size_t n);
 
 /* Row forms of kernels.h's element-wise kernels, on the calling thread, for
- * a caller that splits the work itself (the sampler). Defined in kernels.c
- * next to the parallel forms, so that the sampler and the trainer share one
- * implementation:
+ * a caller that splits the work itself. Defined in kernels.c next to the
+ * parallel forms, so that the sampler, the training forward and their
+ * backward share one implementation:
  *   rmsnorm_forward_row: one row of rmsnorm_forward; returns its rstd.
  *   rope_table: (cos, sin) of every pair for positions [p0, p1) into table
  *     (positions, hd/2, 2), exactly as rope_forward computes them;
  *     rope_forward_row turns one row (n_heads·hd) at position pos from the
  *     table, bit for bit as rope_forward would.
- *   swiglu_forward_range: swiglu_forward on n consecutive elements. */
+ *   rope_forward_heads: rope_forward_row on n heads of one row, one head
+ *     at a time: rope_forward_row may round differently with another
+ *     number of heads (the compiler vectorises its loop over heads), and
+ *     the sampler's threads may take any heads, so both forward passes
+ *     turn heads one by one. */
 float rmsnorm_forward_row(float *out, const float *inp, const float *weight, int C, float eps);
 void rope_table(float *table, int p0, int p1, int head_dim, float theta);
 void rope_forward_row(float *row, const float *table, int pos, int n_heads, int head_dim);
-void swiglu_forward_range(float *out, const float *gate, const float *up, size_t n);
+void rope_forward_heads(float *heads, const float *table, int pos, int n, int head_dim);
 
 /* Test hook (sampler.c): how the sampler splits forward calls over threads.
  * A call with fewer than parallel_macs multiply-adds runs on one thread;

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # rlvr sft + rlvr train on a tiny arithmetic run (one process):
 #   - both jobs finish, write checkpoints, metrics rows and shards;
-#   - every step's max |sampler − trainer log-prob| is ≤ 1e-4 (synchronous);
+#   - every step's max |sampler − trainer log-prob| is 0 at the quickstart's
+#     temperature 0.3 (synchronous; issue 7 asks for ≤ 1e-4: the training
+#     forward runs the sampler's kernels, docs/POLICY.md "One forward");
 #   - two runs with the same seed end with bit-identical checkpoints;
 #   - a run sent SIGTERM mid-way exits 3 after a checkpoint, and resumed with
 #     --resume ends bit-identical to the uninterrupted run;
@@ -16,7 +18,7 @@ PY=${2:-/usr/bin/python3}
 . "$(dirname "$0")/../lib/tiny_run.sh"
 export OMP_WAIT_POLICY=passive
 tiny_tmpdir
-tiny_ini "$dir/run.ini" sft
+tiny_ini "$dir/run.ini" sft sampler.temperature=0.3
 
 "$RLVR" sft "$dir/run.ini" --out "$dir/a" > "$dir/sft.log" 2>&1 || { cat "$dir/sft.log"; fail "sft"; }
 grep -q "sft: done; final checkpoint" "$dir/sft.log" || fail "sft did not report its checkpoint"
@@ -85,7 +87,7 @@ with h5py.File(f"{d}/a/metrics.h5", "r", swmr=True) as f:
     steps = np.asarray(g["step"][()])
     assert list(steps) == list(range(1, 13)), steps
     measured = diff[~np.isnan(diff)]
-    assert len(measured) > 0 and measured.max() <= 1e-4, diff
+    assert len(measured) > 0 and measured.max() == 0.0, diff
 def text(v):
     return v.decode() if isinstance(v, bytes) else str(v)
 for path, last in ((f"{d}/a/sft/manifest.h5", 30), (f"{d}/a/manifest.h5", 12), (f"{d}/c/manifest.h5", 12)):

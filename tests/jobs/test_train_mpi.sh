@@ -2,7 +2,8 @@
 # rlvr train over MPI ranks (jobs/train_dist.c, docs/WIRE.md "Training
 # protocol"), on a tiny arithmetic run:
 #   - one process, mpirun -np 3 ([layout] 1/1/1) and -np 4 (1/1/2) end with
-#     bit-identical checkpoints (steps 3 and 8);
+#     bit-identical checkpoints (steps 3 and 8), and with rollout ranks
+#     sampling every step's max |sampler − trainer log-prob| is 0;
 #   - SIGTERM to one rollout rank after the first checkpoint: every rank
 #     agrees at the step boundary, the job exits 3, and --resume (again on
 #     4 ranks) ends bit-identical to the uninterrupted run;
@@ -43,6 +44,12 @@ with h5py.File(sys.argv[1], "r") as f:
     assert (int(a["world_size"]), int(a["trainer_ranks"]), int(a["verifier_ranks"]), int(a["rollout_ranks"])) == (4, 1, 1, 2), a
     hosts = [text(h) for h in f["hosts"][()]] if "hosts" in f else None
     assert hosts is not None and len(hosts) == 4 and all(hosts), (list(f), hosts)
+import numpy as np
+with h5py.File(sys.argv[1].replace("manifest.h5", "metrics.h5"), "r") as f:
+    g = f["steps"] if "steps" in f else f
+    diff = np.asarray(g["logprob_diff_max"][()])
+    measured = diff[~np.isnan(diff)]
+    assert len(measured) == 8 and measured.max() == 0.0, diff
 EOF
 
 # ---- SIGTERM to one rollout rank, then --resume ----

@@ -45,11 +45,12 @@
 #   /usr/bin/python3), exports OMP_WAIT_POLICY=passive OMP_NUM_THREADS=1 and
 #   mpi_env, and makes dir (tiny_tmpdir).
 # sigterm_and_resume NP INI RUN RANK WHO
-#   `mpi NP train INI --out RUN` in the background; after its first
-#   checkpoint SIGTERM to MPI rank RANK (WHO names it in messages, e.g.
-#   "rollout rank"). The job must exit 3 with "stopped by signal 15 after a
-#   checkpoint", before INI's last [train] step; then `--resume` on NP ranks
-#   must finish and say where it resumed from. Logs: RUN1.log, RUN2.log.
+#   `mpi NP train INI --out RUN` in the background; as soon as its first
+#   checkpoint exists, SIGTERM to MPI rank RANK (looked up before; WHO
+#   names it in messages, e.g. "rollout rank"). The job must exit 3 with
+#   "stopped by signal 15 after a checkpoint", before INI's last [train]
+#   step; then `--resume` on NP ranks must finish and say where it resumed
+#   from. Logs: RUN1.log, RUN2.log.
 # same_checkpoints [--config] REF OTHER...
 #   Every dataset of each OTHER checkpoint equal to REF's bit for bit
 #   (tests/lib/same_checkpoints.py, run with "$PY"); run/config is compared
@@ -245,12 +246,21 @@ mpi_test_init() {
 }
 
 sigterm_and_resume() {
-  local np=$1 ini=$2 run=$3 rank=$4 who=$5 job code last
+  local np=$1 ini=$2 run=$3 rank=$4 who=$5 job code last pid
   last=$(awk -F' = ' '/^\[/ { s = $0 } s == "[train]" && $1 == "steps" { print $2 }' "$ini")
   mpi "$np" train "$ini" --out "$run" > "${run}1.log" 2>&1 &
   job=$!
+  # find the rank first: walking /proc under load can take longer than the
+  # tiny run's remaining steps, so the signal goes out right at the checkpoint
+  pid=""
+  for _ in $(seq 1 1500); do
+    pid=$(rank_pid $job "$rank") && break
+    kill -0 $job 2> /dev/null || break
+    sleep 0.02
+  done
+  [ -n "$pid" ] || { cat "${run}1.log"; fail "$who not found"; }
   wait_checkpoint $job "$run" || { cat "${run}1.log"; fail "no first checkpoint"; }
-  kill -TERM "$(rank_pid $job "$rank")" || fail "$who not found"
+  kill -TERM "$pid" || fail "$who ended before the signal"
   set +e
   wait $job
   code=$?

@@ -3,6 +3,7 @@
  * tiny config (a check that needs no PyTorch). */
 #include "core/rng.h"
 #include "policy/kernels.h"
+#include "policy/sampler_kernels.h"
 #include "policy/model.h"
 #include "test.h"
 
@@ -116,7 +117,7 @@ static void test_swiglu(void) {
     fill_normal(g, NF, 2.0);
     fill_normal(u, NF, 1.0);
     fill_normal(r, NF, 1.0);
-    swiglu_forward(out, g, u, N, F);
+    swiglu_invariant(out, g, u, NF);
     for (int i = 0; i < NF; i++) CHECK_NEAR(out[i], g[i] / (1.0 + exp(-g[i])) * u[i], 1e-5);
     swiglu_backward(dg, du, r, g, u, N, F);
     const double h = 1e-3;
@@ -133,7 +134,9 @@ static void test_matmul(void) {
     fill_normal(x, N * C, 1.0);
     fill_normal(w, OC * C, 1.0);
     fill_normal(dout, N * OC, 1.0);
-    matmul_forward(out, x, w, N, C, OC);
+    float packed[((OC + MATMUL_GROUP - 1) / MATMUL_GROUP) * MATMUL_GROUP * C];
+    matmul_pack(packed, w, OC, C, 0, (OC + MATMUL_GROUP - 1) / MATMUL_GROUP);
+    matmul_forward_invariant(out, x, packed, N, C, OC);
     for (int n = 0; n < N; n++)
         for (int o = 0; o < OC; o++) CHECK_NEAR(out[n * OC + o], dot(x + n * C, w + o * C, C), 1e-5);
     for (int i = 0; i < N * C; i++) dx[i] = 1.0f;

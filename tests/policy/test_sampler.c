@@ -3,7 +3,9 @@
  * Acceptance 2 (issue 2): multi-turn rollouts sampled with tool observations
  * prefilled between policy turns are re-scored by the training forward pass
  * (rlvr_model_forward over the packed batch at the same temperature); every
- * recorded sampling log-prob matches within 2e-5 absolute. Group prefix
+ * recorded sampling log-prob matches (the issue asks for 2e-5 absolute; the
+ * training forward computes with the sampler's kernels, so it is checked
+ * bit for bit, entropies too, at temperatures 1, 0.7 and 0.3). Group prefix
  * sharing (fork) gives the same tokens and log-probs as unshared decoding,
  * bit for bit. Also: the draw follows the distribution, a prefill split into
  * pieces equals one prefill, new weights are seen by the next call, and the
@@ -121,8 +123,8 @@ static void test_agreement(rlvr_model *m, bool tied, float temperature, const rl
     printf("agreement (tied=%d, tau=%.2f, head size %d): max |dlogprob| = %.3g, max |dentropy| = %.3g\n", tied,
            (double)temperature, rlvr_model_config_of(m)->d_model / rlvr_model_config_of(m)->n_heads, max_dlp,
            max_dent);
-    CHECK_MSG(max_dlp <= 2e-5, "sampling log-probs differ from the trainer's by %.3g", max_dlp);
-    CHECK_MSG(max_dent <= 1e-4, "sampling entropies differ from the trainer's by %.3g", max_dent);
+    CHECK_MSG(max_dlp == 0.0, "sampling log-probs differ from the trainer's by %.3g", max_dlp);
+    CHECK_MSG(max_dent == 0.0, "sampling entropies differ from the trainer's by %.3g", max_dent);
 
     /* the same group without sharing: each rollout prefills its own prompt */
     sim_run alone = {.n = 8, .group_size = 4, .turns = 3, .step = 5, .tok = t};
@@ -407,6 +409,7 @@ int main(void) {
     if (!t) return test_summary("test_sampler");
     test_agreement(make_model(false, 7), false, 1.0f, t);
     test_agreement(make_model(true, 11), true, 0.7f, t);
+    test_agreement(make_model(false, 13), false, 0.3f, t);
     /* head size 24: the kernels' scalar tails (AVX-512) and odd vector
      * counts (AVX2); three query heads per KV head */
     test_agreement(make_model_shaped(false, 17, 72, 3, 1), false, 1.0f, t);
