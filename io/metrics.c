@@ -51,6 +51,8 @@ static const struct {
     [RLVR_METRIC_ROLLOUTS_PER_S] = {STEPS_PREFIX "rollouts_per_s", "rollouts finished per second of step wall time"},
     [RLVR_METRIC_IDLE_S] = {STEPS_PREFIX "idle_s", "step wall time not spent generating, verifying or training"},
     [RLVR_METRIC_DRAW_ROUNDS] = {STEPS_PREFIX "draw_rounds", "dynamic-sampling rounds the step needed"},
+    [RLVR_METRIC_MALFORMED_STOPS] = {STEPS_PREFIX "malformed_stops",
+                                     "rollouts ended by too many malformed tool calls in a row"},
 };
 
 #define METRICS_CHUNK_ROWS 512

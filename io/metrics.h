@@ -58,6 +58,7 @@ typedef enum {
     RLVR_METRIC_ROLLOUTS_PER_S,    /* rollouts finished per second of the step's wall time */
     RLVR_METRIC_IDLE_S,            /* step wall time not spent generating, verifying or training */
     RLVR_METRIC_DRAW_ROUNDS,       /* dynamic-sampling rounds the step needed */
+    RLVR_METRIC_MALFORMED_STOPS,   /* rollouts ended by [harness] max_malformed_calls */
     RLVR_METRIC_COUNT
 } rlvr_metric;
 

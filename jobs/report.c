@@ -512,12 +512,14 @@ static void chart_entropy(report *r, const metrics_view *m) {
 static void chart_length(report *r, const metrics_view *m) {
     chart_build c = {.id = "length", .title = "Length and stops",
                      .caption = "Mean policy tokens per rollout; right axis: share of rollouts stopped by a budget "
-                                "(truncated) and rollouts ended by the repetition detector (a count)."};
+                                "(truncated), rollouts ended by the repetition detector and by too many malformed "
+                                "tool calls in a row (counts)."};
     add_metric(r, &c, m, RLVR_METRIC_POLICY_TOKENS, false);
     add_metric(r, &c, m, RLVR_METRIC_TRUNCATED, true);
     rlvr_svg_series *s = add_metric(r, &c, m, RLVR_METRIC_REPETITION_STOPS, true);
     if (s) s->dashed = true;
-    emit_chart(r, &c, "step", "policy tokens", "truncated share · repetition stops", true);
+    add_metric(r, &c, m, RLVR_METRIC_MALFORMED_STOPS, true);
+    emit_chart(r, &c, "step", "policy tokens", "truncated share · repetition and malformed stops", true);
 }
 
 static void chart_staleness(report *r, const metrics_view *m) {

@@ -495,7 +495,7 @@ static int restore(rlvr_trainer *t, const char *path) {
 static void fill_row(const rlvr_trainer *t, const step_batch *b, const step_stats *s, const rlvr_dynsample *ds,
                      rlvr_metrics_row *row) {
     double rsum = 0, rsq = 0, fmt = 0, len = 0, pass = 0, trunc = 0, gen = 0, tool = 0, ver = 0, lpen = 0;
-    int n = b->n_jobs, rep = 0;
+    int n = b->n_jobs, rep = 0, malformed = 0;
     double lag = 0;
     for (int i = 0; i < n; i++) {
         const rlvr_rollout *r = &b->jobs[i].record;
@@ -503,6 +503,7 @@ static void fill_row(const rlvr_trainer *t, const step_batch *b, const step_stat
         rsum += b->reward[i], rsq += b->reward[i] * b->reward[i];
         fmt += r->reward.format, lpen += r->reward.length_penalty, len += rlvr_rollout_policy_tokens(r), pass += r->verdict == RLVR_VERDICT_PASS;
         trunc += rlvr_rl_stop_is_truncation(r->stop), rep += r->stop == RLVR_STOP_REPETITION;
+        malformed += r->stop == RLVR_STOP_MALFORMED;
         gen += r->timings.generate_s, tool += r->timings.tool_s, ver += r->timings.verify_s;
     }
     double mean = n ? rsum / n : 0;
@@ -540,18 +541,19 @@ static void fill_row(const rlvr_trainer *t, const step_batch *b, const step_stat
     v[RLVR_METRIC_ROLLOUTS_PER_S] = s->wall > 0 ? n / s->wall : 0;
     v[RLVR_METRIC_IDLE_S] = fmax(0, s->wall - s->generate_wall - s->verify_wall - s->train_wall);
     v[RLVR_METRIC_DRAW_ROUNDS] = ds->rounds;
+    v[RLVR_METRIC_MALFORMED_STOPS] = malformed;
 }
 
 static void progress_line(const rlvr_trainer *t, const rlvr_metrics_row *row, double eta) {
     const double *v = row->value;
     fprintf(stderr,
             "train step %lld/%lld  reward %.3f  pass %.3f  groups %.0f (zero-var %.0f, rounds %.0f)  H %.3f  "
-            "len %.0f  trunc %.2f  rep %.0f  infra %.0f  clip %.3f  grad %.2f  |Δlogp| %.1e  %.2f rollouts/s  "
+            "len %.0f  trunc %.2f  rep %.0f  malf %.0f  infra %.0f  clip %.3f  grad %.2f  |Δlogp| %.1e  %.2f rollouts/s  "
             "wall: gen %.1fs verify %.1fs train %.1fs idle %.1fs  eta %.0f s\n",
             (long long)t->step, (long long)t->run->train.steps, v[RLVR_METRIC_REWARD_MEAN], v[RLVR_METRIC_PASS_RATE],
             v[RLVR_METRIC_GROUPS], v[RLVR_METRIC_GROUPS_ZERO_VAR], v[RLVR_METRIC_DRAW_ROUNDS], v[RLVR_METRIC_ENTROPY],
             v[RLVR_METRIC_POLICY_TOKENS], v[RLVR_METRIC_TRUNCATED], v[RLVR_METRIC_REPETITION_STOPS],
-            v[RLVR_METRIC_INFRA_ERRORS], v[RLVR_METRIC_CLIP_FRACTION], v[RLVR_METRIC_GRAD_NORM],
+            v[RLVR_METRIC_MALFORMED_STOPS], v[RLVR_METRIC_INFRA_ERRORS], v[RLVR_METRIC_CLIP_FRACTION], v[RLVR_METRIC_GRAD_NORM],
             v[RLVR_METRIC_LOGPROB_DIFF_MAX], v[RLVR_METRIC_ROLLOUTS_PER_S], t->last.generate_wall,
             t->last.verify_wall, t->last.train_wall, v[RLVR_METRIC_IDLE_S], eta);
     if (t->take) { /* bounded-async: what the admission gate saw this step */

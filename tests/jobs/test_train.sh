@@ -9,6 +9,8 @@
 #     --resume ends bit-identical to the uninterrupted run;
 #   - a run directory with checkpoints is refused without --resume;
 #   - a run trained in three --until-step segments ends bit-identical;
+#   - with [harness] max_malformed_calls = 1 the metrics count the rollouts
+#     it stops (malformed_stops), at least those the step's shard holds;
 #   - a bad key is a usage error naming the file and line.
 # Usage: test_train.sh RLVR PYTHON
 set -euo pipefail
@@ -96,6 +98,28 @@ for path, last in ((f"{d}/a/sft/manifest.h5", 30), (f"{d}/a/manifest.h5", 12), (
         assert int(f.attrs["final_step"]) == last, (path, dict(f.attrs))
         assert len(text(f.attrs["task_pool_hash"])) == 16, (path, dict(f.attrs))
 print("checkpoints bit-identical (runs a, b, c, d); max |sampler - trainer log-prob| =", measured.max())
+EOF
+
+# fifth run: the malformed-call ceiling at 1 stops rollouts, and the metrics count them
+tiny_ini "$dir/malformed.ini" sft harness.max_malformed_calls=1 train.steps=2
+mkdir -p "$dir/e"
+cp -r "$dir/a/pool" "$dir/a/pool.manifest.json" "$dir/a/sft" "$dir/e/"
+"$RLVR" train "$dir/malformed.ini" --out "$dir/e" > "$dir/train_e.log" 2>&1 || { cat "$dir/train_e.log"; fail "train e"; }
+grep -q "train step 2/2 .* malf [1-9]" "$dir/train_e.log" || { cat "$dir/train_e.log"; fail "no malformed stops on the progress line"; }
+"$PY" - "$dir/e" <<'EOF' || fail "malformed_stops check"
+import sys, h5py, numpy as np
+d = sys.argv[1]
+with h5py.File(f"{d}/metrics.h5", "r", swmr=True) as f:
+    counted = np.asarray(f["steps/malformed_stops"][()])
+assert len(counted) == 2 and (counted > 0).all(), counted
+in_shards = 0
+for step, n in enumerate(counted, 1):
+    with h5py.File(f"{d}/shards/step_{step:08d}.rank_0000.h5", "r") as f:
+        stops = np.asarray(f["rollouts/stop_reason"][()])
+    assert (stops == 7).sum() <= n, (step, (stops == 7).sum(), n)  # the shard holds the kept groups only
+    in_shards += int((stops == 7).sum())
+assert in_shards > 0, "no shard rollout has stop reason 7 (malformed)"
+print("malformed_stops per step:", counted.tolist(), "of which in the shards:", in_shards)
 EOF
 
 printf '[train]\nstep = 3\n' > "$dir/bad.ini"
