@@ -444,12 +444,14 @@ static int acts_ensure(rlvr_model *m, size_t T, size_t max_len) {
 static int invariant_ensure(rlvr_model *m) {
     if (m->pw.memory) return 0;
     size_t S = (size_t)m->cfg.max_seq;
-    m->rope = malloc(S * (size_t)m->head_dim * sizeof(float));
-    m->zero_base = calloc(S, sizeof(int64_t));
-    m->zero_len = calloc(S, sizeof(int32_t));
+    if (!m->rope) { /* a failed earlier call may have left some of these */
+        m->rope = malloc(S * (size_t)m->head_dim * sizeof(float));
+        if (m->rope) rope_table(m->rope, 0, m->cfg.max_seq, m->head_dim, m->cfg.rope_theta);
+    }
+    if (!m->zero_base) m->zero_base = calloc(S, sizeof(int64_t));
+    if (!m->zero_len) m->zero_len = calloc(S, sizeof(int32_t));
     if (!m->rope || !m->zero_base || !m->zero_len)
         return RLVR_FAIL(RLVR_ENOMEM, "model: out of memory for the RoPE table of %zu positions", S);
-    rope_table(m->rope, 0, m->cfg.max_seq, m->head_dim, m->cfg.rope_theta);
     return packed_weights_init(&m->pw, m, "model forward");
 }
 
@@ -646,8 +648,9 @@ static float *thread_scratch(const rlvr_model *m, int which) {
 
 /* Attention of every query row against its sequence's keys (kv_heads),
  * with the sampler's kernel: out (T, C) and the rows' log-sum-exp (T, H).
- * A task is one (block of ATTN_BLOCK rows, KV head), the longest-reaching
- * blocks first; tasks write disjoint rows and heads. */
+ * A task is one (block of ATTN_BLOCK rows, KV head), taken in reverse
+ * order so that a sequence's later blocks (which reach more keys) start
+ * first; tasks write disjoint rows and heads. */
 static void attention_forward(rlvr_model *m, float *out, float *lse, const float *q) {
     int KVH = m->cfg.n_kv_heads, H = m->cfg.n_heads, C = m->cfg.d_model, group = H / KVH;
     int n_tasks = m->n_row_blocks * KVH;
