@@ -625,8 +625,8 @@ static int init_path(const rlvr_run *r, char *path, size_t cap) {
     return 1;
 }
 
-static uint64_t params_hash(rlvr_model *m) {
-    const unsigned char *p = (const unsigned char *)rlvr_model_params(m);
+static uint64_t params_hash(const rlvr_model *m) {
+    const unsigned char *p = (const unsigned char *)rlvr_model_params_read(m);
     size_t len = rlvr_model_num_params(m) * sizeof(float);
     uint64_t h = 1469598103934665603ull; /* FNV-1a */
     for (size_t i = 0; i < len; i++) h = (h ^ p[i]) * 1099511628211ull;

@@ -178,8 +178,7 @@ static int agree_max(dist *d, int local, double timeout_s, int *out) {
 static int publish(dist *d, const rlvr_model *model, int64_t version) {
     for (int i = 0; i < d->roles.layout.rollout; i++)
         RLVR_TRY(send_control(d, world_rank(d, RLVR_ROLE_ROLLOUT, i), RLVR_CONTROL_VERSION, version, version));
-    /* the weights are only read: rlvr_model_params has no const variant */
-    RLVR_TRY(rlvr_weights_publish(d->weights, rlvr_model_params((rlvr_model *)model), version, d->timeout_s, NULL));
+    RLVR_TRY(rlvr_weights_publish(d->weights, rlvr_model_params_read(model), version, d->timeout_s, NULL));
     d->published = version;
     return 0;
 }
@@ -476,9 +475,7 @@ static int publish_latest(dist *d) {
     bool idle = true;
     if (d->published >= 0) RLVR_TRY(rlvr_weights_publish_test(d->weights, &idle));
     if (!idle) return 0;
-    /* the weights are only read: rlvr_model_params has no const variant */
-    RLVR_TRY(rlvr_weights_publish_start(d->weights, rlvr_model_params((rlvr_model *)rlvr_trainer_model(d->trainer)),
-                                        version));
+    RLVR_TRY(rlvr_weights_publish_start(d->weights, rlvr_model_params_read(rlvr_trainer_model(d->trainer)), version));
     d->published = version;
     return 0;
 }
@@ -506,7 +503,7 @@ static int publish_promoted(dist *d) {
         rlvr_checkpoint_close(ck);
         rlvr_model *m = NULL;
         RLVR_TRY(rlvr_run_load_model(r, path, false, &m));
-        rc = rlvr_weights_publish_start(d->weights, rlvr_model_params(m), version); /* copies the weights */
+        rc = rlvr_weights_publish_start(d->weights, rlvr_model_params_read(m), version); /* copies the weights */
         rlvr_model_free(m);
         RLVR_TRY(rc);
         fprintf(stderr, "train: rollout ranks now use the promoted checkpoint %s (version %lld)\n", path,
@@ -1437,7 +1434,7 @@ static uint64_t fnv1a(const void *data, size_t len) {
  * next to the step: one pass over the parameters). */
 static int dp_check(void *ctx, rlvr_model *model, int64_t step) {
     dist *d = ctx;
-    uint64_t mine = fnv1a(rlvr_model_params(model), rlvr_model_num_params(model) * sizeof(float));
+    uint64_t mine = fnv1a(rlvr_model_params_read(model), rlvr_model_num_params(model) * sizeof(float));
     uint64_t *all = malloc((size_t)d->roles.role_size * sizeof *all);
     if (!all) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
     int rc = MPI_Allgather(&mine, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, d->roles.role_comm);

@@ -296,6 +296,7 @@ float *rlvr_model_params(rlvr_model *m) {
     atomic_fetch_add_explicit(&m->params_version, 1, memory_order_relaxed); /* the caller may write */
     return m->params;
 }
+const float *rlvr_model_params_read(const rlvr_model *m) { return m->params; }
 uint64_t rlvr_model_params_version(const rlvr_model *m) {
     return atomic_load_explicit(&((rlvr_model *)m)->params_version, memory_order_relaxed);
 }

@@ -81,10 +81,13 @@ size_t rlvr_model_num_params(const rlvr_model *m);
 /* Flat buffers (all num_params long, same layout). Gradients and moments are
  * allocated on first use; these return NULL before. */
 float *rlvr_model_params(rlvr_model *m);
+/* The same buffer for reading only (hashing, publishing, saving): does not
+ * count as a change of the parameters. */
+const float *rlvr_model_params_read(const rlvr_model *m);
 /* A number that changes whenever the parameters may have changed: every
  * rlvr_model_params call counts as one (it hands out the writable buffer;
  * optimizer steps, checkpoint loads and weight broadcasts all go through
- * it). Holders of derived copies (the sampler's packed weights) compare it
+ * it; rlvr_model_params_read does not). Holders of derived copies (the sampler's packed weights) compare it
  * before use. Writes through rlvr_model_param_views are not counted: make
  * them before creating a sampler, or call rlvr_model_params afterwards. */
 uint64_t rlvr_model_params_version(const rlvr_model *m);

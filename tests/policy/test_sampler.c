@@ -311,8 +311,9 @@ static void test_weight_update(void) {
     rlvr_sample before[STEPS], after[STEPS], fresh[STEPS];
     decode_fresh(s, prompt, 6, STEPS, before);
     uint64_t v0 = rlvr_model_params_version(m);
+    CHECK(rlvr_model_params_read(m) != NULL && rlvr_model_params_version(m) == v0); /* reading is no change */
     float *p = rlvr_model_params(m);
-    CHECK(rlvr_model_params_version(m) != v0);
+    CHECK(rlvr_model_params_read(m) == p && rlvr_model_params_version(m) != v0);
     for (size_t i = 0; i < rlvr_model_num_params(m); i++) p[i] *= 1.25f; /* sharper logits */
     decode_fresh(s, prompt, 6, STEPS, after);
     rlvr_sampler *s2 = make_sampler(m, 1.0f, 2, 64);
