@@ -123,10 +123,16 @@ bool rlvr_slurm_restarted(void);
 /* ---- sft (jobs/sft.c) ---- */
 
 /* Renders the demonstrations of the usable train tasks through the harness
- * (records moved to *out, *n_out of them; free each with rlvr_rollout_free). */
+ * ([sampler] kv_slots per harness call, a progress line every four calls;
+ * records moved to *out, *n_out of them; free each with rlvr_rollout_free).
+ * 1 when a signal (rlvr_run_stop_flag) stopped it between calls: nothing is
+ * returned. */
 int rlvr_sft_demos(rlvr_run *r, rlvr_model *model, rlvr_rollout **out, int *n_out);
 /* The SFT job: 0 when finished (final checkpoint path to final_checkpoint),
- * 1 when stopped by a signal after a checkpoint, negative on error. */
+ * 1 when stopped by a signal (at the next step boundary, after a
+ * checkpoint; while the pool is checked or the demonstrations render,
+ * before any step: nothing new to save), negative on error. On 0 and 1
+ * final_checkpoint holds the latest checkpoint, "" when there is none. */
 int rlvr_sft_run(rlvr_run *r, bool resume, char *final_checkpoint, size_t cap);
 
 /* The command line of sft and train: CONFIG [--out DIR] [--resume]

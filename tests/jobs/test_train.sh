@@ -11,6 +11,9 @@
 #   - a run trained in three --until-step segments ends bit-identical;
 #   - with [harness] max_malformed_calls = 1 the metrics count the rollouts
 #     it stops (malformed_stops), at least those the step's shard holds;
+#   - rlvr sft sent SIGTERM as soon as it starts (the pool check or the
+#     demonstrations, before any step, or a step after): exit 3, and
+#     --resume ends with the uninterrupted run's SFT checkpoint bit for bit;
 #   - a bad key is a usage error naming the file and line.
 # Usage: test_train.sh RLVR PYTHON
 set -euo pipefail
@@ -121,6 +124,32 @@ for step, n in enumerate(counted, 1):
 assert in_shards > 0, "no shard rollout has stop reason 7 (malformed)"
 print("malformed_stops per step:", counted.tolist(), "of which in the shards:", in_shards)
 EOF
+
+# sixth: SIGTERM to rlvr sft at its start; the demonstrations stop between harness calls
+mkdir -p "$dir/f"
+"$RLVR" sft "$dir/run.ini" --out "$dir/f" > "$dir/sft_f1.log" 2>&1 &
+pid=$!
+for _ in $(seq 1 1000); do
+  grep -q "generating" "$dir/sft_f1.log" 2> /dev/null && break
+  sleep 0.005
+done
+kill -TERM $pid
+set +e
+wait $pid
+code=$?
+set -e
+[ $code -eq 3 ] || { cat "$dir/sft_f1.log"; fail "sft after SIGTERM exited $code, not 3"; }
+if grep -q "^sft step" "$dir/sft_f1.log"; then
+  echo "SIGTERM reached sft after its first steps"
+else
+  [ ! -f "$dir/f/sft/checkpoints/latest" ] || fail "sft stopped before any step but wrote a checkpoint"
+  grep -q "sft: stopped by signal 15 before the first step: nothing to save" "$dir/sft_f1.log" ||
+    { cat "$dir/sft_f1.log"; fail "no message for a stop before the first step"; }
+  echo "SIGTERM reached sft before its first step: no checkpoint"
+fi
+"$RLVR" sft "$dir/run.ini" --out "$dir/f" --resume > "$dir/sft_f2.log" 2>&1 || { cat "$dir/sft_f2.log"; fail "sft --resume"; }
+same_checkpoints "$dir/a/sft/checkpoints/step_00000030.h5" "$dir/f/sft/checkpoints/step_00000030.h5" ||
+  fail "sft stopped at its start and resumed differs from the uninterrupted run"
 
 printf '[train]\nstep = 3\n' > "$dir/bad.ini"
 set +e
