@@ -40,6 +40,12 @@ const rlvr_config_key rlvr_sft_config_keys[] = {
      "temperature of the distribution SFT fits (cross-entropy of softmax(logits/τ)); RL then samples and trains at "
      "[sampler] temperature, which may be lower to sharpen the imitated policy",
      NULL, RLVR_CFG_RANGE(0.01, 100)},
+    {"sft", "extra_demos", RLVR_CFG_INT, "0",
+     "built-in pool only: more train tasks, generated after the pool's (same family, seed and difficulty) into "
+     "<run>/sft/demo_tasks, whose reference solutions are demonstrations too; they are not validated in enclaves "
+     "(a demonstration needs no verdict, and checking costs about 3 CPU-seconds a bugfix-c task), and RL and "
+     "evaluation never see them",
+     NULL, RLVR_CFG_RANGE(0, 1e7)},
     {NULL, NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -83,6 +89,7 @@ static int read_sft(rlvr_sft_config *o, const rlvr_config *cfg) {
     RLVR_TRY(rlvr_config_get_int(cfg, "sft", "warmup_steps", &o->warmup_steps));
     RLVR_TRY(rlvr_config_get_double(cfg, "sft", "min_lr_ratio", &o->min_lr_ratio));
     RLVR_TRY(rlvr_config_get_double(cfg, "sft", "temperature", &o->temperature));
+    RLVR_TRY(rlvr_config_get_int(cfg, "sft", "extra_demos", &o->extra_demos));
     return 0;
 }
 
@@ -115,6 +122,10 @@ static int cross_checks(rlvr_run *r) {
                                  "Monte-Carlo turn credit is not implemented in the trainer yet: it needs K "
                                  "continuations forked from the sandbox state at a turn boundary, and the harness "
                                  "runs a rollout only from its prompt (docs/RL.md \"Turn credit\"); use outcome");
+    if (r->sft.extra_demos > 0 && r->tasks.pool[0])
+        return rlvr_config_error(cfg, "sft", "extra_demos",
+                                 "generates more tasks of the built-in family, but [tasks] pool names a pool; "
+                                 "add train tasks to that pool instead, or set extra_demos = 0");
     return 0;
 }
 
@@ -272,25 +283,54 @@ static bool exists(const char *path) {
     return stat(path, &st) == 0;
 }
 
-/* Generates the three splits of the built-in family into <run_dir>/pool
- * (written to pool.part first, so a killed generation is started over). */
-static int build_pool(rlvr_run *r, const char *pool_dir) {
+/* Generates `n` ranges of the built-in family into dir (written to
+ * dir.part first, so a killed generation is started over). */
+static int generate_into(rlvr_run *r, const char *dir, const rlvr_task_gen_options *ranges, int n) {
     char part[RLVR_IO_PATH_CAP + 8];
-    snprintf(part, sizeof part, "%s.part", pool_dir);
+    snprintf(part, sizeof part, "%s.part", dir);
     char cmd[2 * sizeof part];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", part);
     if (exists(part) && system(cmd) != 0) return RLVR_FAIL(RLVR_EIO, "cannot remove stale %s", part);
     RLVR_TRY(rlvr_run_mkdirs(r->io.run_dir));
-    for (int s = 0; s < RLVR_SPLIT_COUNT; s++) {
-        rlvr_task_gen_options g;
-        rlvr_tasks_config_gen_options(&r->tasks, (rlvr_split)s, &g);
-        if (g.count == 0) continue;
+    for (int i = 0; i < n; i++) {
+        const rlvr_task_gen_options *g = &ranges[i];
+        if (g->count == 0) continue;
         size_t written = 0;
-        fprintf(stderr, "rlvr: generating %lld %s %s tasks (difficulty %d, seed %llu)\n", (long long)g.count,
-                r->tasks.family, rlvr_split_name((rlvr_split)s), g.difficulty, (unsigned long long)g.seed);
-        RLVR_TRY(rlvr_task_gen(&g, part, &written));
+        fprintf(stderr, "rlvr: generating %lld %s %s tasks (difficulty %d, seed %llu)\n", (long long)g->count,
+                r->tasks.family, rlvr_split_name(g->split), g->difficulty, (unsigned long long)g->seed);
+        RLVR_TRY(rlvr_task_gen(g, part, &written));
     }
-    if (rename(part, pool_dir) < 0) return RLVR_FAIL(RLVR_EIO, "cannot rename %s: %s", part, strerror(errno));
+    if (rename(part, dir) < 0) return RLVR_FAIL(RLVR_EIO, "cannot rename %s: %s", part, strerror(errno));
+    return 0;
+}
+
+/* The three splits of the built-in family into <run_dir>/pool. */
+static int build_pool(rlvr_run *r, const char *pool_dir) {
+    rlvr_task_gen_options g[RLVR_SPLIT_COUNT];
+    for (int s = 0; s < RLVR_SPLIT_COUNT; s++) rlvr_tasks_config_gen_options(&r->tasks, (rlvr_split)s, &g[s]);
+    return generate_into(r, pool_dir, g, RLVR_SPLIT_COUNT);
+}
+
+int rlvr_run_demo_tasks(rlvr_run *r, rlvr_task_pool **out) {
+    *out = NULL;
+    if (r->sft.extra_demos <= 0) return 0;
+    char sft[RLVR_IO_PATH_CAP], dir[RLVR_IO_PATH_CAP];
+    RLVR_TRY(rlvr_run_path(sft, sizeof sft, r->io.run_dir, "sft"));
+    RLVR_TRY(rlvr_run_path(dir, sizeof dir, sft, "demo_tasks"));
+    if (!exists(dir)) {
+        rlvr_task_gen_options g;
+        rlvr_tasks_config_gen_options(&r->tasks, RLVR_SPLIT_TRAIN, &g);
+        g.first = g.first + g.count; /* after the pool's train tasks: other content, still train split keys */
+        g.count = r->sft.extra_demos;
+        RLVR_TRY(rlvr_run_mkdirs(sft));
+        RLVR_TRY(generate_into(r, dir, &g, 1));
+    }
+    RLVR_TRY(rlvr_task_pool_load(out, dir));
+    if (rlvr_task_pool_count(*out, RLVR_SPLIT_TRAIN) != rlvr_task_pool_size(*out)) {
+        rlvr_task_pool_free(*out);
+        *out = NULL;
+        return RLVR_FAIL(RLVR_EFORMAT, "%s: holds tasks of another split than train; remove it to regenerate", dir);
+    }
     return 0;
 }
 

@@ -44,6 +44,7 @@ typedef struct {
     int64_t warmup_steps;
     double min_lr_ratio;
     double temperature;      /* τ of the fitted distribution */
+    int64_t extra_demos;     /* built-in pool: train tasks generated for demonstrations only */
 } rlvr_sft_config;
 
 /* [train]: the RL job. */
@@ -122,7 +123,14 @@ bool rlvr_slurm_restarted(void);
 
 /* ---- sft (jobs/sft.c) ---- */
 
-/* Renders the demonstrations of the usable train tasks through the harness
+/* [sft] extra_demos > 0: the extra train tasks for demonstrations only,
+ * generated into <run>/sft/demo_tasks on first use and loaded (*out NULL
+ * when extra_demos is 0). They are never validated: only their reference
+ * solutions are played. */
+int rlvr_run_demo_tasks(rlvr_run *r, rlvr_task_pool **out);
+
+/* Renders the demonstrations of the usable train tasks (and of
+ * rlvr_run_demo_tasks) through the harness
  * ([sampler] kv_slots per harness call, a progress line every four calls;
  * records moved to *out, *n_out of them; free each with rlvr_rollout_free).
  * 1 when a signal (rlvr_run_stop_flag) stopped it between calls: nothing is

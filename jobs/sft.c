@@ -42,7 +42,9 @@ static bool demo_usable(const rlvr_harness_job *j) {
 }
 
 int rlvr_sft_demos(rlvr_run *r, rlvr_model *model, rlvr_rollout **out, int *n_out) {
-    int n = r->n_split[RLVR_SPLIT_TRAIN];
+    rlvr_task_pool *extra = NULL;
+    RLVR_TRY(rlvr_run_demo_tasks(r, &extra));
+    int n_pool = r->n_split[RLVR_SPLIT_TRAIN], n = n_pool + (extra ? (int)rlvr_task_pool_size(extra) : 0);
     rlvr_demo **demos = calloc((size_t)n, sizeof *demos);
     rlvr_harness_job *jobs = calloc((size_t)n, sizeof *jobs);
     rlvr_rollout *recs = calloc((size_t)n, sizeof *recs);
@@ -50,7 +52,8 @@ int rlvr_sft_demos(rlvr_run *r, rlvr_model *model, rlvr_rollout **out, int *n_ou
     int rc = demos && jobs && recs ? 0 : RLVR_FAIL(RLVR_ENOMEM, "out of memory");
     if (rc == 0) rc = rlvr_run_host(r);
     for (int i = 0; rc == 0 && i < n; i++) {
-        const rlvr_task *t = rlvr_task_pool_get(r->pool, (size_t)r->split_tasks[RLVR_SPLIT_TRAIN][i]);
+        const rlvr_task *t = i < n_pool ? rlvr_task_pool_get(r->pool, (size_t)r->split_tasks[RLVR_SPLIT_TRAIN][i])
+                                        : rlvr_task_pool_get(extra, (size_t)(i - n_pool));
         rc = rlvr_demo_new(&demos[i], t);
         jobs[i] = (rlvr_harness_job){.task = t, .sequence = (uint32_t)i, .script = rlvr_demo_script,
                                      .script_arg = demos[i]};
@@ -96,6 +99,7 @@ int rlvr_sft_demos(rlvr_run *r, rlvr_model *model, rlvr_rollout **out, int *n_ou
     for (int i = 0; demos && i < n; i++) rlvr_demo_free(demos[i]);
     free(demos), free(jobs);
     rlvr_sampler_free(s);
+    rlvr_task_pool_free(extra); /* the records hold copies of what they need */
     if (rc < 0 || stopped) {
         for (int i = 0; i < kept; i++) rlvr_rollout_free(&recs[i]);
         free(recs);

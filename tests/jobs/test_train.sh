@@ -14,6 +14,9 @@
 #   - rlvr sft sent SIGTERM as soon as it starts (the pool check or the
 #     demonstrations, before any step, or a step after): exit 3, and
 #     --resume ends with the uninterrupted run's SFT checkpoint bit for bit;
+#   - [sft] extra_demos adds the demonstrations of that many generated train
+#     tasks (after the pool's, train split keys only, not in the manifest),
+#     and is refused next to [tasks] pool;
 #   - a bad key is a usage error naming the file and line.
 # Usage: test_train.sh RLVR PYTHON
 set -euo pipefail
@@ -150,6 +153,31 @@ fi
 "$RLVR" sft "$dir/run.ini" --out "$dir/f" --resume > "$dir/sft_f2.log" 2>&1 || { cat "$dir/sft_f2.log"; fail "sft --resume"; }
 same_checkpoints "$dir/a/sft/checkpoints/step_00000030.h5" "$dir/f/sft/checkpoints/step_00000030.h5" ||
   fail "sft stopped at its start and resumed differs from the uninterrupted run"
+
+# seventh: [sft] extra_demos
+tiny_ini "$dir/extra.ini" sft sft.extra_demos=12 sft.steps=2
+mkdir -p "$dir/g"
+cp -r "$dir/a/pool" "$dir/a/pool.manifest.json" "$dir/g/"
+"$RLVR" sft "$dir/extra.ini" --out "$dir/g" > "$dir/sft_g.log" 2>&1 || { cat "$dir/sft_g.log"; fail "sft with extra_demos"; }
+grep -q "sft: 44 demonstrations rendered" "$dir/sft_g.log" || { cat "$dir/sft_g.log"; fail "not 32 + 12 demonstrations"; }
+"$PY" - "$dir/g" <<'EOF' || fail "extra demonstration tasks"
+import sys, json, glob, os
+d = sys.argv[1]
+extra = [json.load(open(f)) for f in glob.glob(f"{d}/sft/demo_tasks/*.json")]
+pool = [json.load(open(f)) for f in glob.glob(f"{d}/pool/*.json")]
+checked = {t["id"] for t in json.load(open(f"{d}/pool.manifest.json"))["tasks"]}
+assert len(extra) == 12 and all(t["split"] == "train" for t in extra), [t["split"] for t in extra]
+ids = {t["id"] for t in pool}
+assert not ids & {t["id"] for t in extra} and not checked & {t["id"] for t in extra}
+held_out = {t["split_key"] for t in pool if t["split"] != "train"}
+assert not held_out & {t["split_key"] for t in extra}
+EOF
+tiny_ini "$dir/extra_pool.ini" sft sft.extra_demos=4 -tasks "tasks.pool=$dir/a/pool"
+set +e
+"$RLVR" sft "$dir/extra_pool.ini" --out "$dir/h" > "$dir/sft_h.log" 2>&1
+code=$?
+set -e
+[ $code -eq 2 ] && grep -q "extra_demos" "$dir/sft_h.log" || { cat "$dir/sft_h.log"; fail "extra_demos next to a pool: exit $code"; }
 
 printf '[train]\nstep = 3\n' > "$dir/bad.ini"
 set +e
