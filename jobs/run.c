@@ -326,12 +326,14 @@ int rlvr_run_demo_tasks(rlvr_run *r, rlvr_task_pool **out) {
         RLVR_TRY(generate_into(r, dir, &g, 1));
     }
     RLVR_TRY(rlvr_task_pool_load(out, dir));
-    if (rlvr_task_pool_count(*out, RLVR_SPLIT_TRAIN) != rlvr_task_pool_size(*out)) {
-        rlvr_task_pool_free(*out);
-        *out = NULL;
-        return RLVR_FAIL(RLVR_EFORMAT, "%s: holds tasks of another split than train; remove it to regenerate", dir);
-    }
-    return 0;
+    size_t n = rlvr_task_pool_size(*out);
+    if (rlvr_task_pool_count(*out, RLVR_SPLIT_TRAIN) == n && n == (size_t)r->sft.extra_demos) return 0;
+    rlvr_task_pool_free(*out);
+    *out = NULL;
+    return RLVR_FAIL(RLVR_EFORMAT,
+                     "%s holds %zu tasks (train split only expected), [sft] extra_demos asks for %lld: it was made "
+                     "for another configuration; remove the directory to regenerate it",
+                     dir, n, (long long)r->sft.extra_demos);
 }
 
 static int check_built_pool(rlvr_run *r, const char *manifest) {

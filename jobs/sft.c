@@ -76,10 +76,8 @@ int rlvr_sft_demos(rlvr_run *r, rlvr_model *model, rlvr_rollout **out, int *n_ou
         if (rc == 0 && done < n && (done / per_call) % 4 == 0)
             fprintf(stderr, "sft: %d/%d demonstrations rendered (%.0f s)\n", done, n, rlvr_now() - t0);
     }
-    if (rc == 0 && done < n) rc = 1; /* stopped by a signal: nothing rendered is kept */
+    bool stopped = rc == 0 && done < n; /* by a signal: nothing rendered is kept */
     int kept = 0, dropped = 0;
-    int stopped = rc == 1;
-    if (stopped) rc = 0;
     for (int i = 0; rc == 0 && !stopped && i < n; i++) {
         if (!demo_usable(&jobs[i])) {
             dropped++;

@@ -15,8 +15,9 @@
 #     demonstrations, before any step, or a step after): exit 3, and
 #     --resume ends with the uninterrupted run's SFT checkpoint bit for bit;
 #   - [sft] extra_demos adds the demonstrations of that many generated train
-#     tasks (after the pool's, train split keys only, not in the manifest),
-#     and is refused next to [tasks] pool;
+#     tasks (after the pool's, train split keys only, not in the manifest);
+#     a changed count is refused naming the directory, and so is
+#     extra_demos next to [tasks] pool;
 #   - a bad key is a usage error naming the file and line.
 # Usage: test_train.sh RLVR PYTHON
 set -euo pipefail
@@ -172,6 +173,11 @@ assert not ids & {t["id"] for t in extra} and not checked & {t["id"] for t in ex
 held_out = {t["split_key"] for t in pool if t["split"] != "train"}
 assert not held_out & {t["split_key"] for t in extra}
 EOF
+tiny_ini "$dir/extra5.ini" sft sft.extra_demos=5 sft.steps=4
+if "$RLVR" sft "$dir/extra5.ini" --out "$dir/g" --resume > "$dir/sft_g2.log" 2>&1; then
+  fail "sft resumed with demonstration tasks made for another extra_demos"
+fi
+grep -q "demo_tasks holds 12 tasks .* extra_demos asks for 5" "$dir/sft_g2.log" || { cat "$dir/sft_g2.log"; fail "no message naming the stale demo_tasks"; }
 tiny_ini "$dir/extra_pool.ini" sft sft.extra_demos=4 -tasks "tasks.pool=$dir/a/pool"
 set +e
 "$RLVR" sft "$dir/extra_pool.ini" --out "$dir/h" > "$dir/sft_h.log" 2>&1
