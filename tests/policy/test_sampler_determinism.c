@@ -6,7 +6,7 @@
  * Also checks the batch-invariant matmul directly: a row's result does not
  * depend on the other rows, their number, or how rows and channels are
  * split into parts; and the vectorised SwiGLU (element by element, close to
- * the trainer's). Two models: one whose KV heads do not divide among two
+ * libm's formula). Two models: one whose KV heads do not divide among two
  * threads (they split each step) and one whose do (each thread takes whole
  * KV heads through q/k/v, RoPE and attention). */
 #include "core/rng.h"
@@ -105,10 +105,6 @@ static void check_matmul_invariance(int C, int OC) {
     free(rev_out);
 }
 
-/* d_model = 96, six heads of 16 over three KV heads: two threads sharing
- * rows split each step (3 KV heads do not divide among them). With
- * d_model = 128 (four heads of 32 over two KV heads) each of two threads
- * takes whole KV heads through q/k/v, RoPE and attention. */
 /* The vectorised SwiGLU: each element alone gives the bits it gives inside
  * a longer array (any lane, the tail included), and it stays within a few
  * ulps of g·u/(1 + e^−g) in libm's expf (what the backward differentiates),
@@ -139,6 +135,10 @@ static void check_swiglu(void) {
     CHECK_MSG(close == N, "%d of %d SwiGLU elements differ from libm's by more than 1e-6", N - close, N);
 }
 
+/* d_model = 96, six heads of 16 over three KV heads: two threads sharing
+ * rows split each step (3 KV heads do not divide among them). With
+ * d_model = 128 (four heads of 32 over two KV heads) each of two threads
+ * takes whole KV heads through q/k/v, RoPE and attention. */
 static rlvr_model *make_model(int d_model, int n_heads, int n_kv_heads) {
     rlvr_model_config cfg = {
         .vocab = 272, .d_model = d_model, .n_layers = 2, .n_heads = n_heads, .n_kv_heads = n_kv_heads, .d_ff = 200,
