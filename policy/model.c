@@ -34,6 +34,7 @@
 #include "policy/model.h"
 
 #include "core/error.h"
+#include "core/mem.h"
 #include "core/rng.h"
 #include "policy/kernels.h"
 #include "policy/packed_weights.h"
@@ -254,7 +255,7 @@ int rlvr_model_new(rlvr_model **out, const rlvr_model_config *cfg) {
     m->kv_dim = m->head_dim * cfg->n_kv_heads;
     fill_tensor_sizes(m->tensor_size, cfg);
     for (int i = 0; i < RLVR_PARAM_TENSORS; i++) m->num_params += m->tensor_size[i];
-    m->params = malloc(m->num_params * sizeof(float));
+    m->params = rlvr_mem_alloc(m->num_params * sizeof(float));
     if (!m->params) {
         size_t n = m->num_params;
         free(m);
@@ -268,14 +269,14 @@ int rlvr_model_new(rlvr_model **out, const rlvr_model_config *cfg) {
 
 void rlvr_model_free(rlvr_model *m) {
     if (!m) return;
-    free(m->params);
-    free(m->grads);
-    free(m->adam_m);
-    free(m->adam_v);
-    free(m->act_memory);
-    free(m->grad_act_memory);
-    free(m->att_scratch);
-    free(m->kv_heads);
+    rlvr_mem_free(m->params);
+    rlvr_mem_free(m->grads);
+    rlvr_mem_free(m->adam_m);
+    rlvr_mem_free(m->adam_v);
+    rlvr_mem_free(m->act_memory);
+    rlvr_mem_free(m->grad_act_memory);
+    rlvr_mem_free(m->att_scratch);
+    rlvr_mem_free(m->kv_heads);
     packed_weights_free(&m->pw);
     free(m->rope);
     free(m->zero_base);
@@ -320,7 +321,7 @@ bool rlvr_model_tensor_decays(int i) {
 
 static int alloc_zeroed(float **buf, size_t n, const char *what) {
     if (*buf) return 0;
-    *buf = calloc(n ? n : 1, sizeof(float));
+    *buf = rlvr_mem_alloc(n * sizeof(float)); /* zeroed */
     if (!*buf) return RLVR_FAIL(RLVR_ENOMEM, "model: out of memory for %s (%zu floats)", what, n);
     return 0;
 }
@@ -414,15 +415,15 @@ static int acts_ensure(rlvr_model *m, size_t T, size_t max_len) {
     if (T > m->act_tokens) {
         size_t sizes[N_ACTS];
         size_t total = acts_sizes(sizes, m, T);
-        free(m->act_memory);
-        free(m->grad_act_memory);
+        rlvr_mem_free(m->act_memory);
+        rlvr_mem_free(m->grad_act_memory);
         m->grad_act_memory = NULL;
         m->act_tokens = 0;
-        m->act_memory = malloc(total * sizeof(float));
+        m->act_memory = rlvr_mem_alloc(total * sizeof(float));
         if (!m->act_memory) return RLVR_FAIL(RLVR_ENOMEM, "model: out of memory for activations of %zu tokens", T);
         acts_point(&m->a, m->act_memory, sizes);
-        free(m->kv_heads);
-        m->kv_heads = malloc(2 * T * (size_t)m->kv_dim * sizeof(float));
+        rlvr_mem_free(m->kv_heads);
+        m->kv_heads = rlvr_mem_alloc(2 * T * (size_t)m->kv_dim * sizeof(float));
         if (!m->kv_heads) return RLVR_FAIL(RLVR_ENOMEM, "model: out of memory for the keys of %zu tokens", T);
         m->act_tokens = T; /* backward scratch follows lazily (grad_acts_ensure) */
     }
@@ -430,10 +431,10 @@ static int acts_ensure(rlvr_model *m, size_t T, size_t max_len) {
     if (max_len > m->att_seq || threads > m->att_threads) {
         size_t len = max_len > m->att_seq ? max_len : m->att_seq;
         int nt = threads > m->att_threads ? threads : m->att_threads;
-        free(m->att_scratch);
+        rlvr_mem_free(m->att_scratch);
         m->att_seq = 0;
         m->att_threads = 0;
-        m->att_scratch = malloc((size_t)nt * 2 * ATTN_BLOCK * len * sizeof(float));
+        m->att_scratch = rlvr_mem_alloc((size_t)nt * 2 * ATTN_BLOCK * len * sizeof(float));
         if (!m->att_scratch) return RLVR_FAIL(RLVR_ENOMEM, "model: out of memory for attention scratch");
         m->att_seq = len;
         m->att_threads = nt;
@@ -460,7 +461,7 @@ static int grad_acts_ensure(rlvr_model *m) {
     if (m->grad_act_memory) return 0;
     size_t gsizes[N_GRAD_ACTS];
     size_t gtotal = grad_acts_sizes(gsizes, m, m->act_tokens);
-    m->grad_act_memory = malloc(gtotal * sizeof(float));
+    m->grad_act_memory = rlvr_mem_alloc(gtotal * sizeof(float));
     if (!m->grad_act_memory) return RLVR_FAIL(RLVR_ENOMEM, "model: out of memory for backward scratch");
     grad_acts_point(&m->g, m->grad_act_memory, gsizes);
     return 0;

@@ -2,6 +2,7 @@
 #include "policy/packed_weights.h"
 
 #include "core/error.h"
+#include "core/mem.h"
 #include "policy/sampler_kernels.h"
 
 #include <stdlib.h>
@@ -24,7 +25,7 @@ int packed_weights_init(packed_weights *p, const rlvr_model *model, const char *
     size_t head = matmul_packed_floats(m->vocab, C), total = (size_t)L * p->layer + head;
     /* on a cache line, so that (for inner sizes that keep panels whole
      * lines long, as model widths do) no weight vector straddles two lines */
-    p->memory = aligned_alloc(64, (total * sizeof(float) + 63) / 64 * 64);
+    p->memory = rlvr_mem_alloc(total * sizeof(float)); /* 64-byte aligned; not inherited by forks */
     p->jobs = malloc(((size_t)L * KINDS + 1) * sizeof *p->jobs);
     if (!p->memory || !p->jobs) {
         packed_weights_free(p);
@@ -52,7 +53,7 @@ void packed_weights_pack(packed_weights *p) {
 }
 
 void packed_weights_free(packed_weights *p) {
-    free(p->memory);
+    rlvr_mem_free(p->memory);
     free(p->jobs);
     memset(p, 0, sizeof *p);
 }

@@ -34,6 +34,7 @@
 #include "policy/sampler.h"
 
 #include "core/error.h"
+#include "core/mem.h"
 #include "core/rng.h"
 #include "policy/kernels.h"
 #include "policy/packed_weights.h"
@@ -184,14 +185,22 @@ static int alloc_floats(float **p, size_t n, const char *what) {
     return 0;
 }
 
+/* The caches and activations, rewritten at every step: memory that the
+ * sandboxes' forks do not write-protect (core/mem.h). */
+static int alloc_unshared(float **p, size_t n, const char *what) {
+    *p = rlvr_mem_alloc(n * sizeof **p);
+    if (!*p) return RLVR_FAIL(RLVR_ENOMEM, "sampler: out of memory for %s (%zu floats)", what, n);
+    return 0;
+}
+
 static int alloc_state(rlvr_sampler *s) {
     const rlvr_model_config *m = &s->mc;
     size_t S = (size_t)s->cfg.kv_slots, T = (size_t)s->ctx, R = (size_t)s->max_rows;
     size_t C = (size_t)m->d_model, F = (size_t)m->d_ff, V = (size_t)m->vocab, KV = (size_t)s->kv_dim;
     size_t cache = (size_t)m->n_layers * S * T * KV;
-    RLVR_TRY(alloc_floats(&s->key_cache, cache, "the key cache"));
-    RLVR_TRY(alloc_floats(&s->value_cache, cache, "the value cache"));
-    RLVR_TRY(alloc_floats(&s->logits, S * V, "slot logits"));
+    RLVR_TRY(alloc_unshared(&s->key_cache, cache, "the key cache"));
+    RLVR_TRY(alloc_unshared(&s->value_cache, cache, "the value cache"));
+    RLVR_TRY(alloc_unshared(&s->logits, S * V, "slot logits"));
     RLVR_ALLOC(s->slots, S);
     for (size_t i = 0; i < S; i++) s->slots[i].parent = -1;
     RLVR_ALLOC(s->seen, S);
@@ -201,21 +210,21 @@ static int alloc_state(rlvr_sampler *s) {
     RLVR_ALLOC(s->row_kv, R);
     RLVR_ALLOC(s->row_prefix, R);
     RLVR_ALLOC(s->row_shared, R);
-    RLVR_TRY(alloc_floats(&s->rope, T * (size_t)s->head_dim, "the RoPE table"));
-    RLVR_TRY(alloc_floats(&s->x, R * C, "activations"));
+    RLVR_TRY(alloc_unshared(&s->rope, T * (size_t)s->head_dim, "the RoPE table"));
+    RLVR_TRY(alloc_unshared(&s->x, R * C, "activations"));
     RLVR_TRY(alloc_floats(&s->xn, (size_t)s->threads * R * C, "activations"));
-    RLVR_TRY(alloc_floats(&s->q, R * C, "activations"));
-    RLVR_TRY(alloc_floats(&s->k, R * KV, "activations"));
-    RLVR_TRY(alloc_floats(&s->v, R * KV, "activations"));
-    RLVR_TRY(alloc_floats(&s->att, R * C, "activations"));
-    RLVR_TRY(alloc_floats(&s->proj, R * C, "activations"));
-    RLVR_TRY(alloc_floats(&s->gate, R * F, "activations"));
-    RLVR_TRY(alloc_floats(&s->up, R * F, "activations"));
-    RLVR_TRY(alloc_floats(&s->hidden, R * F, "activations"));
+    RLVR_TRY(alloc_unshared(&s->q, R * C, "activations"));
+    RLVR_TRY(alloc_unshared(&s->k, R * KV, "activations"));
+    RLVR_TRY(alloc_unshared(&s->v, R * KV, "activations"));
+    RLVR_TRY(alloc_unshared(&s->att, R * C, "activations"));
+    RLVR_TRY(alloc_unshared(&s->proj, R * C, "activations"));
+    RLVR_TRY(alloc_unshared(&s->gate, R * F, "activations"));
+    RLVR_TRY(alloc_unshared(&s->up, R * F, "activations"));
+    RLVR_TRY(alloc_unshared(&s->hidden, R * F, "activations"));
     RLVR_TRY(alloc_floats(&s->scores, (size_t)s->threads * 2 * T, "attention scores"));
     RLVR_ALLOC(s->bounds, (size_t)s->threads + 1);
-    RLVR_TRY(alloc_floats(&s->row_logits, R * V, "logits"));
-    RLVR_TRY(alloc_floats(&s->probs, R * V, "probabilities"));
+    RLVR_TRY(alloc_unshared(&s->row_logits, R * V, "logits"));
+    RLVR_TRY(alloc_unshared(&s->probs, R * V, "probabilities"));
     return 0;
 }
 
@@ -260,10 +269,12 @@ int rlvr_sampler_new(rlvr_sampler **out, const rlvr_model *model, const rlvr_sam
 
 void rlvr_sampler_free(rlvr_sampler *s) {
     if (!s) return;
-    float *bufs[] = {s->key_cache, s->value_cache, s->logits, s->x,      s->xn,         s->q,
-                     s->k,         s->v,           s->att,    s->proj,   s->gate,       s->up,
-                     s->hidden,    s->scores,      s->probs,  s->row_logits, s->rope};
-    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
+    float *bufs[] = {s->key_cache, s->value_cache, s->logits, s->x,     s->q,          s->k,   s->v,
+                     s->att,       s->proj,        s->gate,   s->up,    s->hidden,     s->probs, s->row_logits,
+                     s->rope};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) rlvr_mem_free(bufs[i]);
+    free(s->xn);
+    free(s->scores);
     free(s->slots);
     free(s->seen);
     free(s->row_slot);

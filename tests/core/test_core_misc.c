@@ -1,7 +1,13 @@
-/* Errors, rollout records and system helpers. */
+/* Errors, rollout records, fork-private memory and system helpers. */
+#include "core/mem.h"
 #include "core/record.h"
 #include "core/sys.h"
 #include "test.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static int fails_with_context(void) {
     int rc = RLVR_FAIL(RLVR_EIO, "cannot read %s", "x.h5");
@@ -47,8 +53,51 @@ static void test_sys(void) {
     CHECK(t1 >= t0);
 }
 
+/* Whether /proc/self/maps has a mapping holding address p. */
+static bool mapped(const void *p) {
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f) return false;
+    unsigned long lo, hi, at = (unsigned long)(uintptr_t)p;
+    char line[512];
+    bool found = false;
+    while (!found && fgets(line, sizeof line, f))
+        if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo <= at && at < hi) found = true;
+    fclose(f);
+    return found;
+}
+
+/* Zeroed, 64-byte aligned, and absent from a forked child's address space
+ * (outside AddressSanitizer builds). */
+static void test_mem(void) {
+    size_t n = (size_t)3 << 20;
+    unsigned char *p = rlvr_mem_alloc(n);
+    CHECK(p != NULL && (uintptr_t)p % 64 == 0);
+    size_t nonzero = 0;
+    for (size_t i = 0; i < n; i += 4093) nonzero += p[i] != 0;
+    CHECK(nonzero == 0 && p[n - 1] == 0);
+    p[0] = 1, p[n - 1] = 2;
+    CHECK(mapped(p) && mapped(p + n - 1));
+    if (!RLVR_MEM_FORK_PRIVATE) { /* AddressSanitizer build: heap memory, inherited */
+        rlvr_mem_free(p);
+        return;
+    }
+    fflush(NULL);
+    pid_t child = fork();
+    if (child == 0) _exit(mapped(p) || mapped(p + n - 1) ? 1 : 0);
+    int status = -1;
+    CHECK(child > 0 && waitpid(child, &status, 0) == child);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK(p[0] == 1 && p[n - 1] == 2);
+    rlvr_mem_free(p);
+    unsigned char *empty = rlvr_mem_alloc(0);
+    CHECK(empty != NULL);
+    rlvr_mem_free(empty);
+    rlvr_mem_free(NULL);
+}
+
 int main(void) {
     test_errors();
+    test_mem();
     test_record();
     test_sys();
     return test_summary("test_core_misc");
