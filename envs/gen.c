@@ -31,7 +31,7 @@ void gen_stream(rlvr_rng_stream *s, const rlvr_task_gen_options *opts, uint32_t 
     rlvr_rng_stream_init(s, opts->seed, RLVR_RNG_ENV, step, (uint32_t)index);
 }
 
-void gen_task_id(char *out, size_t cap, const rlvr_task_gen_options *opts, int64_t index) {
+void rlvr_task_gen_id(char *out, size_t cap, const rlvr_task_gen_options *opts, int64_t index) {
     snprintf(out, cap, "%s-%s-d%d-s%llu-%06lld", opts->family, rlvr_split_name(opts->split), opts->difficulty,
              (unsigned long long)opts->seed, (long long)index);
 }
@@ -154,7 +154,7 @@ int rlvr_task_gen(const rlvr_task_gen_options *opts, const char *out_dir, size_t
     RLVR_TRY(gen_mkdirs(out_dir));
     for (int64_t i = opts->first; i < opts->first + opts->count; i++) {
         char id[64], path[4096];
-        gen_task_id(id, sizeof id, opts, i);
+        rlvr_task_gen_id(id, sizeof id, opts, i);
         snprintf(path, sizeof path, "%s/%s.json", out_dir, id);
         RLVR_TRY(gen_must_not_exist(path));
         rlvr_task *t;

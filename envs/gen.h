@@ -51,6 +51,9 @@ extern const char *const rlvr_task_families[];
  * returns how many there are. RLVR_ENOTFOUND for an unknown family. */
 int rlvr_task_gen_templates(const char *family, rlvr_split split, const char **names, int cap);
 
+/* The id of task number `index` ("<family>-<split>-d<difficulty>-s<seed>-<index, 6 digits>"). */
+void rlvr_task_gen_id(char *out, size_t cap, const rlvr_task_gen_options *opts, int64_t index);
+
 /* Makes task number `index` and returns its spec. Files it needs (bugfix-c:
  * repos/<id>/ as a git repository with the base commit, hidden/<id>/tests/)
  * are written under out_dir (created as needed; arith writes nothing); the

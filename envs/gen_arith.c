@@ -183,7 +183,7 @@ static void wrong_answers(const rlvr_arith_problem *p, const char *reference, ch
 static int fill_task(rlvr_task *t, const rlvr_task_gen_options *opts, int64_t index, int tmpl,
                      const char *reference, const char *sig) {
     char id[64], prompt[256];
-    gen_task_id(id, sizeof id, opts, index);
+    rlvr_task_gen_id(id, sizeof id, opts, index);
     const rlvr_arith_problem *p = &t->arith;
     if (p->kind == RLVR_ARITH_EVALUATE) snprintf(prompt, sizeof prompt, "What is %s?", p->expression);
     else {

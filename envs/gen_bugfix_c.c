@@ -536,7 +536,7 @@ int gen_bugfix_c_task(rlvr_task **out, const rlvr_task_gen_options *opts, int64_
     int perm[MAX_TESTS];
     name_tests(&s, &lib, &plan, perm);
     char id[64], commit[41];
-    gen_task_id(id, sizeof id, opts, index);
+    rlvr_task_gen_id(id, sizeof id, opts, index);
     texts x;
     memset(&x, 0, sizeof x);
     rlvr_task *t = calloc(1, sizeof *t);

@@ -17,9 +17,6 @@ int gen_text_check(const rlvr_text *t);
 /* The stream for task `index` of these options. */
 void gen_stream(rlvr_rng_stream *s, const rlvr_task_gen_options *opts, uint32_t family_code, int64_t index);
 
-/* "bugfix-c-train-d1-s7-000042" */
-void gen_task_id(char *out, size_t cap, const rlvr_task_gen_options *opts, int64_t index);
-
 /* True when content with this signature may go to `split`: a hash of the
  * content (FNV-1a mod 10) puts buckets 0-6 in train, 7-8 in eval and 9 in
  * regression, so separately generated splits never share content. */

@@ -46,6 +46,11 @@ const rlvr_config_key rlvr_sft_config_keys[] = {
      "(a demonstration needs no verdict, and checking costs about 3 CPU-seconds a bugfix-c task), and RL and "
      "evaluation never see them",
      NULL, RLVR_CFG_RANGE(0, 1e7)},
+    {"sft", "pool_demos", RLVR_CFG_BOOL, "true",
+     "false: SFT learns only from the extra_demos tasks, which then take the first train indices, and the pool's "
+     "train tasks are generated after them; RL trains on tasks whose solutions SFT never saw, as the held-out "
+     "ones are (needs extra_demos > 0)",
+     NULL, 0, 0},
     {NULL, NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -90,6 +95,11 @@ static int read_sft(rlvr_sft_config *o, const rlvr_config *cfg) {
     RLVR_TRY(rlvr_config_get_double(cfg, "sft", "min_lr_ratio", &o->min_lr_ratio));
     RLVR_TRY(rlvr_config_get_double(cfg, "sft", "temperature", &o->temperature));
     RLVR_TRY(rlvr_config_get_int(cfg, "sft", "extra_demos", &o->extra_demos));
+    RLVR_TRY(rlvr_config_get_bool(cfg, "sft", "pool_demos", &o->pool_demos));
+    if (!o->pool_demos && o->extra_demos <= 0)
+        return rlvr_config_error(cfg, "sft", "pool_demos",
+                                 "false leaves SFT only the extra_demos tasks, and extra_demos is 0: set "
+                                 "extra_demos, or pool_demos = true");
     return 0;
 }
 
@@ -308,6 +318,7 @@ static int generate_into(rlvr_run *r, const char *dir, const rlvr_task_gen_optio
 static int build_pool(rlvr_run *r, const char *pool_dir) {
     rlvr_task_gen_options g[RLVR_SPLIT_COUNT];
     for (int s = 0; s < RLVR_SPLIT_COUNT; s++) rlvr_tasks_config_gen_options(&r->tasks, (rlvr_split)s, &g[s]);
+    if (!r->sft.pool_demos) g[RLVR_SPLIT_TRAIN].first += r->sft.extra_demos; /* after the demonstration tasks */
     return generate_into(r, pool_dir, g, RLVR_SPLIT_COUNT);
 }
 
@@ -317,23 +328,30 @@ int rlvr_run_demo_tasks(rlvr_run *r, rlvr_task_pool **out) {
     char sft[RLVR_IO_PATH_CAP], dir[RLVR_IO_PATH_CAP];
     RLVR_TRY(rlvr_run_path(sft, sizeof sft, r->io.run_dir, "sft"));
     RLVR_TRY(rlvr_run_path(dir, sizeof dir, sft, "demo_tasks"));
+    /* other content than the pool's train tasks, still train split keys:
+     * the indices after them, or before them (pool_demos = false) */
+    rlvr_task_gen_options g;
+    rlvr_tasks_config_gen_options(&r->tasks, RLVR_SPLIT_TRAIN, &g);
+    if (r->sft.pool_demos) g.first += g.count;
+    g.count = r->sft.extra_demos;
     if (!exists(dir)) {
-        rlvr_task_gen_options g;
-        rlvr_tasks_config_gen_options(&r->tasks, RLVR_SPLIT_TRAIN, &g);
-        g.first = g.first + g.count; /* after the pool's train tasks: other content, still train split keys */
-        g.count = r->sft.extra_demos;
         RLVR_TRY(rlvr_run_mkdirs(sft));
         RLVR_TRY(generate_into(r, dir, &g, 1));
     }
     RLVR_TRY(rlvr_task_pool_load(out, dir));
     size_t n = rlvr_task_pool_size(*out);
-    if (rlvr_task_pool_count(*out, RLVR_SPLIT_TRAIN) == n && n == (size_t)r->sft.extra_demos) return 0;
+    char first[128], last[128];
+    rlvr_task_gen_id(first, sizeof first, &g, g.first);
+    rlvr_task_gen_id(last, sizeof last, &g, g.first + g.count - 1);
+    if (rlvr_task_pool_count(*out, RLVR_SPLIT_TRAIN) == n && n == (size_t)r->sft.extra_demos &&
+        rlvr_task_pool_find(*out, first) && rlvr_task_pool_find(*out, last))
+        return 0;
     rlvr_task_pool_free(*out);
     *out = NULL;
     return RLVR_FAIL(RLVR_EFORMAT,
-                     "%s holds %zu tasks (train split only expected), [sft] extra_demos asks for %lld: it was made "
-                     "for another configuration; remove the directory to regenerate it",
-                     dir, n, (long long)r->sft.extra_demos);
+                     "%s holds %zu tasks, [sft] extra_demos and pool_demos ask for %lld train tasks %s .. %s: it "
+                     "was made for another configuration; remove the directory to regenerate it",
+                     dir, n, (long long)r->sft.extra_demos, first, last);
 }
 
 static int check_built_pool(rlvr_run *r, const char *manifest) {

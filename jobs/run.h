@@ -45,6 +45,7 @@ typedef struct {
     double min_lr_ratio;
     double temperature;      /* τ of the fitted distribution */
     int64_t extra_demos;     /* built-in pool: train tasks generated for demonstrations only */
+    bool pool_demos;         /* false: only those are demonstrations, and they come before the pool's */
 } rlvr_sft_config;
 
 /* [train]: the RL job. */
@@ -125,12 +126,13 @@ bool rlvr_slurm_restarted(void);
 
 /* [sft] extra_demos > 0: the extra train tasks for demonstrations only,
  * generated into <run>/sft/demo_tasks on first use and loaded (*out NULL
- * when extra_demos is 0). They are never validated: only their reference
- * solutions are played. */
+ * when extra_demos is 0): the indices after the pool's train tasks, or
+ * before them with [sft] pool_demos = false. They are never validated:
+ * only their reference solutions are played. */
 int rlvr_run_demo_tasks(rlvr_run *r, rlvr_task_pool **out);
 
-/* Renders the demonstrations of the usable train tasks (and of
- * rlvr_run_demo_tasks) through the harness
+/* Renders the demonstrations of the usable train tasks (unless [sft]
+ * pool_demos is false) and of rlvr_run_demo_tasks through the harness
  * ([sampler] kv_slots per harness call, a progress line every four calls;
  * records moved to *out, *n_out of them; free each with rlvr_rollout_free).
  * 1 when a signal (rlvr_run_stop_flag) stopped it between calls: nothing is

@@ -44,7 +44,9 @@ static bool demo_usable(const rlvr_harness_job *j) {
 int rlvr_sft_demos(rlvr_run *r, rlvr_model *model, rlvr_rollout **out, int *n_out) {
     rlvr_task_pool *extra = NULL;
     RLVR_TRY(rlvr_run_demo_tasks(r, &extra));
-    int n_pool = r->n_split[RLVR_SPLIT_TRAIN], n = n_pool + (extra ? (int)rlvr_task_pool_size(extra) : 0);
+    /* [sft] pool_demos = false: the pool's train tasks are left to RL */
+    int n_pool = r->sft.pool_demos ? r->n_split[RLVR_SPLIT_TRAIN] : 0;
+    int n = n_pool + (extra ? (int)rlvr_task_pool_size(extra) : 0);
     rlvr_demo **demos = calloc((size_t)n, sizeof *demos);
     rlvr_harness_job *jobs = calloc((size_t)n, sizeof *jobs);
     rlvr_rollout *recs = calloc((size_t)n, sizeof *recs);

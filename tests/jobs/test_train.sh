@@ -18,6 +18,10 @@
 #     tasks (after the pool's, train split keys only, not in the manifest);
 #     a changed count is refused naming the directory, and so is
 #     extra_demos next to [tasks] pool;
+#   - [sft] pool_demos = false: those tasks take the first train indices,
+#     the pool's come after them, and only they are imitated; demonstration
+#     tasks of the other layout are refused, and so is pool_demos = false
+#     without extra_demos;
 #   - a bad key is a usage error naming the file and line.
 # Usage: test_train.sh RLVR PYTHON
 set -euo pipefail
@@ -177,13 +181,41 @@ tiny_ini "$dir/extra5.ini" sft sft.extra_demos=5 sft.steps=4
 if "$RLVR" sft "$dir/extra5.ini" --out "$dir/g" --resume > "$dir/sft_g2.log" 2>&1; then
   fail "sft resumed with demonstration tasks made for another extra_demos"
 fi
-grep -q "demo_tasks holds 12 tasks .* extra_demos asks for 5" "$dir/sft_g2.log" || { cat "$dir/sft_g2.log"; fail "no message naming the stale demo_tasks"; }
+grep -q "demo_tasks holds 12 tasks, .* ask for 5 train tasks" "$dir/sft_g2.log" || { cat "$dir/sft_g2.log"; fail "no message naming the stale demo_tasks"; }
 tiny_ini "$dir/extra_pool.ini" sft sft.extra_demos=4 -tasks "tasks.pool=$dir/a/pool"
 set +e
 "$RLVR" sft "$dir/extra_pool.ini" --out "$dir/h" > "$dir/sft_h.log" 2>&1
 code=$?
 set -e
 [ $code -eq 2 ] && grep -q "extra_demos" "$dir/sft_h.log" || { cat "$dir/sft_h.log"; fail "extra_demos next to a pool: exit $code"; }
+
+# eighth: [sft] pool_demos = false: the demonstration tasks take train
+# indices 0-11, the pool's 32 train tasks 12-43, and only the 12 are imitated
+tiny_ini "$dir/apart.ini" sft sft.extra_demos=12 sft.pool_demos=false sft.steps=2
+"$RLVR" sft "$dir/apart.ini" --out "$dir/i" > "$dir/sft_i.log" 2>&1 || { cat "$dir/sft_i.log"; fail "sft with pool_demos = false"; }
+grep -q "sft: 12 demonstrations rendered" "$dir/sft_i.log" || { cat "$dir/sft_i.log"; fail "not the 12 demonstration tasks alone"; }
+"$PY" - "$dir/i" <<'EOF' || fail "pool_demos = false: task indices"
+import sys, json, glob
+d = sys.argv[1]
+index = lambda t: int(t["id"].rsplit("-", 1)[1])
+extra = [json.load(open(f)) for f in glob.glob(f"{d}/sft/demo_tasks/*.json")]
+train = [t for t in (json.load(open(f)) for f in glob.glob(f"{d}/pool/*.json")) if t["split"] == "train"]
+assert sorted(map(index, extra)) == list(range(12)), sorted(map(index, extra))
+assert sorted(map(index, train)) == list(range(12, 44)), sorted(map(index, train))
+EOF
+# the demonstration tasks of run g (indices 32-43) in a run that wants 0-11
+mkdir -p "$dir/j/sft" && cp -r "$dir/g/sft/demo_tasks" "$dir/j/sft/" && cp -r "$dir/i/pool" "$dir/i/pool.manifest.json" "$dir/j/"
+if "$RLVR" sft "$dir/apart.ini" --out "$dir/j" > "$dir/sft_j.log" 2>&1; then
+  fail "sft used demonstration tasks made with pool_demos = true"
+fi
+grep -q "demo_tasks holds 12 tasks, .* ask for 12 train tasks .*-000000 \.\. .*-000011" "$dir/sft_j.log" ||
+  { cat "$dir/sft_j.log"; fail "no message naming demonstration tasks of the other layout"; }
+tiny_ini "$dir/apart0.ini" sft sft.pool_demos=false
+set +e
+"$RLVR" sft "$dir/apart0.ini" --out "$dir/k" > "$dir/sft_k.log" 2>&1
+code=$?
+set -e
+[ $code -eq 2 ] && grep -q "pool_demos" "$dir/sft_k.log" || { cat "$dir/sft_k.log"; fail "pool_demos = false without extra_demos: exit $code"; }
 
 printf '[train]\nstep = 3\n' > "$dir/bad.ini"
 set +e
