@@ -102,7 +102,20 @@ static int check_all_complete(const char *dir, rlvr_model *m) {
     return 0;
 }
 
-int main(void) {
+/* The child: saves step after step into dir until killed, after writing a
+ * byte to ready_fd. A program of its own (exec'd, not just forked): a fork
+ * does not inherit the model's buffers (core/mem.h), and OpenMP, which the
+ * model's initialisation uses, does not survive a fork. */
+static int saver(const char *dir, int64_t first, int ready_fd) {
+    rlvr_model *m = NULL;
+    if (rlvr_model_new(&m, &crash_config) < 0 || rlvr_model_alloc_optim_state(m) < 0) return 4;
+    if (write(ready_fd, "r", 1) != 1) return 2;
+    for (int64_t step = first;; step++)
+        if (save(dir, m, step) < 0) return 3;
+}
+
+int main(int argc, char **argv) {
+    if (argc == 5 && strcmp(argv[1], "--saver") == 0) return saver(argv[2], atoll(argv[3]), atoi(argv[4]));
     char dir[4096];
     fixture_tmpdir(dir, sizeof dir, "crash");
     rlvr_model *m = NULL;
@@ -124,11 +137,13 @@ int main(void) {
         if (pipe(ready) != 0) break;
         fflush(NULL);
         pid_t pid = fork();
-        if (pid == 0) {
+        if (pid == 0) { /* this program again, as the saver (see main) */
             close(ready[0]);
-            if (write(ready[1], "r", 1) != 1) _exit(2);
-            for (int64_t step = latest_step + 1;; step++)
-                if (save(dir, m, step) < 0) _exit(3);
+            char fd[16], first[32];
+            snprintf(fd, sizeof fd, "%d", ready[1]);
+            snprintf(first, sizeof first, "%lld", (long long)latest_step + 1);
+            execl("/proc/self/exe", "test_checkpoint_crash", "--saver", dir, first, fd, (char *)NULL);
+            _exit(5);
         }
         close(ready[1]);
         char c;
