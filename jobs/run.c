@@ -314,12 +314,35 @@ static int generate_into(rlvr_run *r, const char *dir, const rlvr_task_gen_optio
     return 0;
 }
 
+/* What the built-in pool is generated from, split by split. */
+static void pool_gen_options(const rlvr_run *r, rlvr_task_gen_options g[RLVR_SPLIT_COUNT]) {
+    for (int s = 0; s < RLVR_SPLIT_COUNT; s++) rlvr_tasks_config_gen_options(&r->tasks, (rlvr_split)s, &g[s]);
+    if (!r->sft.pool_demos) g[RLVR_SPLIT_TRAIN].first += r->sft.extra_demos; /* after the demonstration tasks */
+}
+
 /* The three splits of the built-in family into <run_dir>/pool. */
 static int build_pool(rlvr_run *r, const char *pool_dir) {
     rlvr_task_gen_options g[RLVR_SPLIT_COUNT];
-    for (int s = 0; s < RLVR_SPLIT_COUNT; s++) rlvr_tasks_config_gen_options(&r->tasks, (rlvr_split)s, &g[s]);
-    if (!r->sft.pool_demos) g[RLVR_SPLIT_TRAIN].first += r->sft.extra_demos; /* after the demonstration tasks */
+    pool_gen_options(r, g);
     return generate_into(r, pool_dir, g, RLVR_SPLIT_COUNT);
+}
+
+/* A built-in pool made earlier must hold the train tasks this configuration
+ * generates: a pool built before [sft] pool_demos changed would hand RL the
+ * tasks SFT imitates. */
+static int check_pool_layout(const rlvr_run *r) {
+    rlvr_task_gen_options g[RLVR_SPLIT_COUNT];
+    pool_gen_options(r, g);
+    const rlvr_task_gen_options *t = &g[RLVR_SPLIT_TRAIN];
+    if (t->count <= 0) return 0;
+    char first[128], last[128];
+    rlvr_task_gen_id(first, sizeof first, t, t->first);
+    rlvr_task_gen_id(last, sizeof last, t, t->first + t->count - 1);
+    if (rlvr_task_pool_find(r->pool, first) && rlvr_task_pool_find(r->pool, last)) return 0;
+    return RLVR_FAIL(RLVR_EFORMAT,
+                     "%s lacks the train tasks %s .. %s that [tasks] and [sft] pool_demos ask for: it was built for "
+                     "another configuration; remove it (and its manifest) to rebuild it",
+                     r->pool_path, first, last);
 }
 
 int rlvr_run_demo_tasks(rlvr_run *r, rlvr_task_pool **out) {
@@ -418,6 +441,7 @@ int rlvr_run_pool(rlvr_run *r, bool may_build) {
         return RLVR_FAIL(RLVR_ENOTFOUND, "%s: pool has no manifest %s; validate it with `rlvr tasks check %s`",
                          r->pool_path, manifest, r->pool_path);
     RLVR_TRY(rlvr_task_pool_load(&r->pool, r->pool_path));
+    if (built_in) RLVR_TRY(check_pool_layout(r));
     RLVR_TRY(rlvr_task_pool_check_splits(r->pool));
     RLVR_TRY(rlvr_pool_manifest_load(&r->pool_manifest, manifest, r->pool));
     RLVR_TRY(index_splits(r));

@@ -210,6 +210,12 @@ if "$RLVR" sft "$dir/apart.ini" --out "$dir/j" > "$dir/sft_j.log" 2>&1; then
 fi
 grep -q "demo_tasks holds 12 tasks, .* ask for 12 train tasks .*-000000 \.\. .*-000011" "$dir/sft_j.log" ||
   { cat "$dir/sft_j.log"; fail "no message naming demonstration tasks of the other layout"; }
+# a pool built with the pool's train tasks first (run g) under pool_demos = false
+mkdir -p "$dir/l" && cp -r "$dir/a/pool" "$dir/a/pool.manifest.json" "$dir/l/"
+if "$RLVR" sft "$dir/apart.ini" --out "$dir/l" > "$dir/sft_l.log" 2>&1; then
+  fail "sft used a pool built for pool_demos = true"
+fi
+grep -q "lacks the train tasks .*-000012 \.\. .*-000043" "$dir/sft_l.log" || { cat "$dir/sft_l.log"; fail "no message naming the pool of the other layout"; }
 tiny_ini "$dir/apart0.ini" sft sft.pool_demos=false
 set +e
 "$RLVR" sft "$dir/apart0.ini" --out "$dir/k" > "$dir/sft_k.log" 2>&1
