@@ -334,14 +334,21 @@ void rlvr_update_part(const rlvr_update_batch *b, int rank, int size, int *lo, i
     *lo = bound[0], *hi = bound[1];
 }
 
-int rlvr_trainer_apply(rlvr_trainer *t, const rlvr_update_batch *b, step_stats *s) {
-    int lo = 0, hi = b->n, idx[MICRO_SEQS];
-    if (t->dp.size > 1) rlvr_update_part(b, t->dp.rank, t->dp.size, &lo, &hi);
-    /* this rank's shard first: a rank that cannot write it fails before the
-     * gradient sum, so no step completes (nor is checkpointed) unless every
-     * trainer rank's shard of it is on disk */
-    if (t->run->io.shards) RLVR_TRY(write_shard(t->run, b->step, t->dp.rank, b->recs, b->adv, lo, hi));
-    double t0 = rlvr_now();
+/* The optimizer's view of one of μ = [grpo] epochs passes: AdamW step
+ * (step − 1)·μ + pass + 1, so its bias correction counts every update, with
+ * the warm-up and the cosine stretched by μ, so the schedule still reads in
+ * training steps (μ = 1: step `step`, the configuration as written). */
+static int64_t epoch_adamw(const rlvr_trainer *t, int64_t step, int pass, rlvr_adamw_config *adamw) {
+    int64_t mu = t->run->rl.grpo.epochs;
+    *adamw = t->run->optim;
+    adamw->total_steps = t->run->train.steps * mu;
+    adamw->warmup_steps *= mu;
+    return (step - 1) * mu + pass + 1;
+}
+
+/* One pass: gradient of the objective on [lo, hi), reduced over trainer ranks, and an AdamW step. */
+static int apply_pass(rlvr_trainer *t, const rlvr_update_batch *b, int lo, int hi, int pass, step_stats *s) {
+    int idx[MICRO_SEQS];
     RLVR_TRY(rlvr_model_zero_grad(t->model));
     for (int at = lo; at < hi; at += MICRO_SEQS) {
         int m = hi - at < MICRO_SEQS ? hi - at : MICRO_SEQS;
@@ -349,13 +356,33 @@ int rlvr_trainer_apply(rlvr_trainer *t, const rlvr_update_batch *b, step_stats *
         RLVR_TRY(rlvr_train_micro(t, b->recs + at, b->adv, idx, m, &b->opt, s));
     }
     if (t->dp.reduce) RLVR_TRY(t->dp.reduce(t->dp.ctx, t->model, s));
+    rlvr_adamw_config adamw;
+    int64_t opt_step = epoch_adamw(t, b->step, pass, &adamw);
     float gnorm = 0;
-    rlvr_adamw_config adamw = t->run->optim;
-    adamw.total_steps = t->run->train.steps;
-    RLVR_TRY(rlvr_model_adamw_step(t->model, &adamw, b->step, &gnorm));
-    if (t->dp.check) RLVR_TRY(t->dp.check(t->dp.ctx, t->model, b->step));
+    RLVR_TRY(rlvr_model_adamw_step(t->model, &adamw, opt_step, &gnorm));
     s->grad_norm = gnorm;
-    s->lr = rlvr_lr_at(&adamw, b->step);
+    s->lr = rlvr_lr_at(&adamw, opt_step);
+    return 0;
+}
+
+int rlvr_trainer_apply(rlvr_trainer *t, const rlvr_update_batch *b, step_stats *s) {
+    int lo = 0, hi = b->n;
+    if (t->dp.size > 1) rlvr_update_part(b, t->dp.rank, t->dp.size, &lo, &hi);
+    /* this rank's shard first: a rank that cannot write it fails before the
+     * gradient sum, so no step completes (nor is checkpointed) unless every
+     * trainer rank's shard of it is on disk */
+    if (t->run->io.shards) RLVR_TRY(write_shard(t->run, b->step, t->dp.rank, b->recs, b->adv, lo, hi));
+    double t0 = rlvr_now();
+    /* the first pass is on-policy: its loss, entropy, KL, gradient norm and
+     * sampler-trainer log-prob gap are the step's; the clip counts are the
+     * last pass's, where the policy has moved furthest from the sampler */
+    RLVR_TRY(apply_pass(t, b, lo, hi, 0, s));
+    for (int pass = 1; pass < t->run->rl.grpo.epochs; pass++) {
+        step_stats later = {0};
+        RLVR_TRY(apply_pass(t, b, lo, hi, pass, &later));
+        s->clipped = later.clipped, s->truncated_is = later.truncated_is, s->lr = later.lr;
+    }
+    if (t->dp.check) RLVR_TRY(t->dp.check(t->dp.ctx, t->model, b->step));
     s->train_wall = rlvr_now() - t0;
     return 0;
 }

@@ -42,6 +42,9 @@ const rlvr_config_key rlvr_rl_config_keys[] = {
     {"grpo", "advantage", RLVR_CFG_ENUM, "std",
      "std: (r - mean)/(std + eps); mean: r - mean; loo: r - mean of the others", "std|mean|loo", RLVR_CFG_ANY},
     {"grpo", "std_eps", RLVR_CFG_FLOAT, "1e-6", "eps added to the population std", NULL, RLVR_CFG_RANGE(0, 1)},
+    {"grpo", "epochs", RLVR_CFG_INT, "1",
+     "mu: AdamW steps over each training step's batch; after the first the clip bounds how far the policy moves",
+     NULL, RLVR_CFG_RANGE(1, 64)},
     {"grpo", "clip_low", RLVR_CFG_FLOAT, "0.2", "eps_low: ratios below 1 - clip_low are clipped", NULL,
      RLVR_CFG_RANGE(0, 0.99)},
     {"grpo", "clip_high", RLVR_CFG_FLOAT, "0.28",
@@ -224,6 +227,7 @@ int rlvr_rl_grpo_config_load(rlvr_grpo_config *o, const rlvr_config *cfg) {
     RLVR_TRY(get_enum(cfg, "grpo", "advantage", kinds, &e));
     o->advantage = (rlvr_advantage_kind)e;
     RLVR_TRY(rlvr_config_get_double(cfg, "grpo", "std_eps", &o->std_eps));
+    RLVR_TRY(get_i32(cfg, "grpo", "epochs", &o->epochs));
     rlvr_objective_options *ob = &o->objective;
     RLVR_TRY(rlvr_config_get_double(cfg, "grpo", "clip_low", &ob->clip_low));
     RLVR_TRY(rlvr_config_get_double(cfg, "grpo", "clip_high", &ob->clip_high));

@@ -40,6 +40,7 @@ typedef struct {
     int32_t groups_per_step; /* informative groups per training step */
     rlvr_advantage_kind advantage;
     double std_eps;          /* ε */
+    int32_t epochs;          /* μ: optimizer passes (AdamW steps) over each step's batch */
     /* clip, IS cap, β, aggregation and normaliser; entropy_coef is 0 here:
      * the trainer sets it each step from the entropy controller */
     rlvr_objective_options objective;

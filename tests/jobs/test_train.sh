@@ -22,6 +22,8 @@
 #     the pool's come after them, and only they are imitated; demonstration
 #     tasks of the other layout are refused, and so is pool_demos = false
 #     without extra_demos;
+#   - [grpo] epochs = 2: the first pass matches one pass's, the second
+#     moves the weights further, and stop-and-resume is bit-identical;
 #   - a bad key is a usage error naming the file and line.
 # Usage: test_train.sh RLVR PYTHON
 set -euo pipefail
@@ -222,6 +224,39 @@ set +e
 code=$?
 set -e
 [ $code -eq 2 ] && grep -q "pool_demos" "$dir/sft_k.log" || { cat "$dir/sft_k.log"; fail "pool_demos = false without extra_demos: exit $code"; }
+
+# ninth: [grpo] epochs = 2, two AdamW steps on each step's batch: the first
+# pass is one pass's (same loss and gradient norm at step 1, log-prob gap 0),
+# the second moves the weights further, and a run stopped after step 2 and
+# resumed ends bit-identical to the uninterrupted one
+tiny_ini "$dir/epochs1.ini" sft sampler.temperature=0.3 train.steps=4
+tiny_ini "$dir/epochs2.ini" sft sampler.temperature=0.3 train.steps=4 grpo.epochs=2
+for r in m n o; do mkdir -p "$dir/$r" && cp -r "$dir/a/pool" "$dir/a/pool.manifest.json" "$dir/a/sft" "$dir/$r/"; done
+"$RLVR" train "$dir/epochs1.ini" --out "$dir/m" > "$dir/train_m.log" 2>&1 || { cat "$dir/train_m.log"; fail "epochs = 1"; }
+"$RLVR" train "$dir/epochs2.ini" --out "$dir/n" > "$dir/train_n.log" 2>&1 || { cat "$dir/train_n.log"; fail "epochs = 2"; }
+"$RLVR" train "$dir/epochs2.ini" --out "$dir/o" --until-step 2 > "$dir/train_o1.log" 2>&1 || { cat "$dir/train_o1.log"; fail "epochs = 2 until step 2"; }
+"$RLVR" train "$dir/epochs2.ini" --out "$dir/o" --resume > "$dir/train_o2.log" 2>&1 || { cat "$dir/train_o2.log"; fail "epochs = 2 resumed"; }
+same_checkpoints "$dir/n/checkpoints/step_00000004.h5" "$dir/o/checkpoints/step_00000004.h5" || fail "epochs = 2: resumed run differs"
+"$PY" - "$dir" <<'EOF' || fail "epochs check"
+import sys, h5py, numpy as np
+d = sys.argv[1]
+def metric(run, name):
+    with h5py.File(f"{d}/{run}/metrics.h5", "r", swmr=True) as f:
+        return np.asarray(f["steps/" + name][()])
+for name in ("loss", "grad_norm"):
+    one, two = metric("m", name), metric("n", name)
+    assert one[0] == two[0], (name, one, two)
+gap = metric("n", "logprob_diff_max")
+assert np.nanmax(gap) == 0.0, gap
+def params(run):
+    out = {}
+    with h5py.File(f"{d}/{run}/checkpoints/step_00000002.h5", "r") as f:
+        f["model/params"].visititems(lambda k, o: out.__setitem__(k, o[()]) if isinstance(o, h5py.Dataset) else None)
+    return out
+one, two = params("m"), params("n")
+assert one and any(not np.array_equal(one[k], two[k]) for k in one), "a second pass left the weights where one pass put them"
+print("epochs = 2: step 1's first pass as one pass's, then the weights moved further; log-prob gap", np.nanmax(gap))
+EOF
 
 printf '[train]\nstep = 3\n' > "$dir/bad.ini"
 set +e
