@@ -16,6 +16,7 @@ struct rlvr_demo {
     char *calls[DEMO_MAX_CALLS]; /* JSON of each call; the answer turn has none */
     int n_calls;
     char *answer;                /* "arith": the final reply; NULL otherwise */
+    int mistake;                 /* index of the mistaken call of a recovery demonstration; -1: none */
 };
 
 /* One line of a hunk: ' ' context, '-' removed, '+' added. */
@@ -94,8 +95,18 @@ static void render_side(const hunk *h, int from, int to, char skip, char *out) {
     out[n] = 0;
 }
 
-/* The smallest replace_in_file edit for one hunk (see demo.h). */
-static int add_hunk_call(rlvr_demo *d, const hunk *h, const char *path, const char *file) {
+/* A recovery demonstration's mistake before its first edit: the edit's new
+ * text given as its old one, which the base file does not hold, so the tool
+ * refuses it (see demo.h). 0 without a call when the file does hold it. */
+static int add_mistake_call(rlvr_demo *d, const char *path, const char *file, const char *neu) {
+    if (!file || !*neu || strstr(file, neu)) return 0;
+    d->mistake = d->n_calls;
+    return add_call(d, "replace_in_file", json_pack("{s:s, s:s, s:s}", "path", path, "old", neu, "new", neu));
+}
+
+/* The smallest replace_in_file edit for one hunk (see demo.h), after the
+ * mistake when `mistake` asks for one. */
+static int add_hunk_call(rlvr_demo *d, const hunk *h, const char *path, const char *file, bool mistake) {
     int lo = -1, hi = -1;
     size_t total = 1;
     for (int i = 0; i < h->n; i++) {
@@ -121,13 +132,15 @@ static int add_hunk_call(rlvr_demo *d, const hunk *h, const char *path, const ch
     if (!file || occurrences(file, old) != 1) from = 0, to = h->n - 1; /* the hunk as the patch has it */
     render_side(h, from, to, '+', old);
     render_side(h, from, to, '-', neu);
-    int rc = add_call(d, "replace_in_file", json_pack("{s:s, s:s, s:s}", "path", path, "old", old, "new", neu));
+    int rc = mistake ? add_mistake_call(d, path, file, neu) : 0;
+    if (rc == 0) rc = add_call(d, "replace_in_file", json_pack("{s:s, s:s, s:s}", "path", path, "old", old, "new", neu));
     free(old), free(neu);
     return rc;
 }
 
-/* Walks the reference patch: read_file per file, one edit per hunk. */
-static int tests_calls(rlvr_demo *d, const rlvr_task *t) {
+/* Walks the reference patch: read_file per file, one edit per hunk (the
+ * first after a mistake when `recovery`). */
+static int tests_calls(rlvr_demo *d, const rlvr_task *t, bool recovery) {
     const char *p = t->reference_patch;
     char path[4096] = "";
     char *file = NULL;
@@ -140,7 +153,7 @@ static int tests_calls(rlvr_demo *d, const rlvr_task *t) {
         size_t n = nl ? (size_t)(nl - p + 1) : strlen(p);
         bool header = strncmp(p, "diff ", 5) == 0 || strncmp(p, "@@", 2) == 0;
         if (header && in_hunk) {
-            rc = add_hunk_call(d, &h, path, file);
+            rc = add_hunk_call(d, &h, path, file, recovery && d->mistake < 0);
             h.n = 0;
             in_hunk = false;
         }
@@ -164,7 +177,7 @@ static int tests_calls(rlvr_demo *d, const rlvr_task *t) {
         }
         p += n;
     }
-    if (rc == 0 && in_hunk) rc = add_hunk_call(d, &h, path, file);
+    if (rc == 0 && in_hunk) rc = add_hunk_call(d, &h, path, file, recovery && d->mistake < 0);
     free(file);
     free(h.lines);
     if (rc == 0 && d->n_calls == 0)
@@ -173,23 +186,50 @@ static int tests_calls(rlvr_demo *d, const rlvr_task *t) {
     return rc;
 }
 
-int rlvr_demo_new(rlvr_demo **out, const rlvr_task *task) {
+static int demo_new(rlvr_demo **out, const rlvr_task *task, bool recovery) {
     *out = NULL;
     rlvr_demo *d = calloc(1, sizeof *d);
     if (!d) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    d->mistake = -1;
     int rc = 0;
     if (task->verifier == RLVR_VERIFIER_ARITH) {
         d->answer = strdup(task->reference_answer ? task->reference_answer : "");
         if (!d->answer) rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
     } else {
-        rc = tests_calls(d, task);
+        rc = tests_calls(d, task, recovery);
     }
+    if (rc == 0 && recovery && d->mistake < 0)
+        rc = RLVR_FAIL(RLVR_ENOTFOUND, "%s: no mistaken edit to recover from (an arith task, an unreadable base "
+                                       "file, or a fix whose new text the file already holds)",
+                       task->source ? task->source : task->id);
     if (rc < 0) {
         rlvr_demo_free(d);
         return rc;
     }
     *out = d;
     return 0;
+}
+
+int rlvr_demo_new(rlvr_demo **out, const rlvr_task *task) { return demo_new(out, task, false); }
+
+int rlvr_demo_new_recovery(rlvr_demo **out, const rlvr_task *task) { return demo_new(out, task, true); }
+
+int rlvr_demo_mistake(const rlvr_demo *d) { return d->mistake; }
+
+bool rlvr_demo_usable(const rlvr_demo *d, const rlvr_rollout *r, int32_t calls, int32_t calls_parsed) {
+    if (r->stop != RLVR_STOP_DONE || calls != calls_parsed) return false;
+    for (int32_t t = 0; t < r->n_turns; t++) {
+        bool refused = r->turns[t].exit_status != 0;
+        if (r->turns[t].tool_name[0] && refused != (t == d->mistake)) return false;
+    }
+    return d->mistake < 0 || d->mistake < r->n_turns;
+}
+
+void rlvr_demo_mask_mistake(const rlvr_demo *d, rlvr_rollout *r) {
+    if (d->mistake < 0 || d->mistake >= r->n_turns) return;
+    const rlvr_turn *t = &r->turns[d->mistake];
+    for (int32_t k = t->policy_start; k < t->policy_end && k < r->n_tokens; k++)
+        if (r->mask[k] == RLVR_TOKEN_POLICY) r->mask[k] = RLVR_TOKEN_PROMPT;
 }
 
 void rlvr_demo_free(rlvr_demo *d) {

@@ -51,6 +51,11 @@ const rlvr_config_key rlvr_sft_config_keys[] = {
      "train tasks are generated after them; RL trains on tasks whose solutions SFT never saw, as the held-out "
      "ones are (needs extra_demos > 0)",
      NULL, 0, 0},
+    {"sft", "recovery_share", RLVR_CFG_FLOAT, "0",
+     "share of the demonstrations also played as recovery demonstrations: a first edit whose old text the file "
+     "does not hold (the fix's new text), the tool's refusal, then the right edit; the mistaken turn is context, "
+     "not a target",
+     NULL, RLVR_CFG_RANGE(0, 1)},
     {NULL, NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -96,6 +101,7 @@ static int read_sft(rlvr_sft_config *o, const rlvr_config *cfg) {
     RLVR_TRY(rlvr_config_get_double(cfg, "sft", "temperature", &o->temperature));
     RLVR_TRY(rlvr_config_get_int(cfg, "sft", "extra_demos", &o->extra_demos));
     RLVR_TRY(rlvr_config_get_bool(cfg, "sft", "pool_demos", &o->pool_demos));
+    RLVR_TRY(rlvr_config_get_double(cfg, "sft", "recovery_share", &o->recovery_share));
     if (!o->pool_demos && o->extra_demos <= 0)
         return rlvr_config_error(cfg, "sft", "pool_demos",
                                  "false leaves SFT only the extra_demos tasks, and extra_demos is 0: set "

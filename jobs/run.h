@@ -46,6 +46,7 @@ typedef struct {
     double temperature;      /* τ of the fitted distribution */
     int64_t extra_demos;     /* built-in pool: train tasks generated for demonstrations only */
     bool pool_demos;         /* false: only those are demonstrations, and they come before the pool's */
+    double recovery_share;   /* share of demonstrations also played as recovery demonstrations (envs/demo.h) */
 } rlvr_sft_config;
 
 /* [train]: the RL job. */

@@ -33,12 +33,30 @@
 
 /* ---- demonstrations ------------------------------------------------------------------ */
 
-static bool demo_usable(const rlvr_harness_job *j) {
-    const rlvr_rollout *r = &j->record;
-    if (r->stop != RLVR_STOP_DONE || j->calls != j->calls_parsed) return false;
-    for (int32_t t = 0; t < r->n_turns; t++)
-        if (r->turns[t].tool_name[0] && r->turns[t].exit_status != 0) return false;
-    return true;
+/* Whether demonstration i of n gets a recovery copy: evenly spaced, about
+ * share · n of them (floor((i + 1)·share) steps past floor(i·share)). */
+static bool gets_recovery(int i, double share) { return floor((i + 1) * share) > floor(i * share); }
+
+/* The demonstrations to play: one per task, then the recovery copies
+ * ([sft] recovery_share) of the tasks that allow one. */
+typedef struct {
+    rlvr_demo **demos;
+    rlvr_harness_job *jobs;
+    int n, cap, no_mistake;
+} demo_set;
+
+static int demo_set_add(demo_set *d, const rlvr_task *t, bool recovery) {
+    if (d->n == d->cap) return RLVR_FAIL(RLVR_ELIMIT, "sft: more demonstrations than planned");
+    int rc = recovery ? rlvr_demo_new_recovery(&d->demos[d->n], t) : rlvr_demo_new(&d->demos[d->n], t);
+    if (rc == RLVR_ENOTFOUND && recovery) { /* this task has no mistake to recover from */
+        d->no_mistake++;
+        return 0;
+    }
+    RLVR_TRY(rc);
+    d->jobs[d->n] = (rlvr_harness_job){.task = t, .sequence = (uint32_t)d->n, .script = rlvr_demo_script,
+                                       .script_arg = d->demos[d->n]};
+    d->n++;
+    return 0;
 }
 
 int rlvr_sft_demos(rlvr_run *r, rlvr_model *model, rlvr_rollout **out, int *n_out) {
@@ -46,20 +64,28 @@ int rlvr_sft_demos(rlvr_run *r, rlvr_model *model, rlvr_rollout **out, int *n_ou
     RLVR_TRY(rlvr_run_demo_tasks(r, &extra));
     /* [sft] pool_demos = false: the pool's train tasks are left to RL */
     int n_pool = r->sft.pool_demos ? r->n_split[RLVR_SPLIT_TRAIN] : 0;
-    int n = n_pool + (extra ? (int)rlvr_task_pool_size(extra) : 0);
-    rlvr_demo **demos = calloc((size_t)n, sizeof *demos);
-    rlvr_harness_job *jobs = calloc((size_t)n, sizeof *jobs);
-    rlvr_rollout *recs = calloc((size_t)n, sizeof *recs);
+    int n_tasks = n_pool + (extra ? (int)rlvr_task_pool_size(extra) : 0), n_recovery = 0;
+    for (int i = 0; i < n_tasks; i++) n_recovery += gets_recovery(i, r->sft.recovery_share);
+    demo_set set = {.cap = n_tasks + n_recovery};
+    set.demos = calloc((size_t)set.cap, sizeof *set.demos);
+    set.jobs = calloc((size_t)set.cap, sizeof *set.jobs);
+    rlvr_rollout *recs = calloc((size_t)set.cap, sizeof *recs);
     rlvr_sampler *s = NULL;
-    int rc = demos && jobs && recs ? 0 : RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    int rc = set.demos && set.jobs && recs ? 0 : RLVR_FAIL(RLVR_ENOMEM, "out of memory");
     if (rc == 0) rc = rlvr_run_host(r);
-    for (int i = 0; rc == 0 && i < n; i++) {
-        const rlvr_task *t = i < n_pool ? rlvr_task_pool_get(r->pool, (size_t)r->split_tasks[RLVR_SPLIT_TRAIN][i])
-                                        : rlvr_task_pool_get(extra, (size_t)(i - n_pool));
-        rc = rlvr_demo_new(&demos[i], t);
-        jobs[i] = (rlvr_harness_job){.task = t, .sequence = (uint32_t)i, .script = rlvr_demo_script,
-                                     .script_arg = demos[i]};
-    }
+    for (int pass = 0; pass < 2; pass++) /* the plain demonstrations, then the recovery copies */
+        for (int i = 0; rc == 0 && i < n_tasks; i++) {
+            const rlvr_task *t = i < n_pool
+                                     ? rlvr_task_pool_get(r->pool, (size_t)r->split_tasks[RLVR_SPLIT_TRAIN][i])
+                                     : rlvr_task_pool_get(extra, (size_t)(i - n_pool));
+            if (pass == 0 || gets_recovery(i, r->sft.recovery_share)) rc = demo_set_add(&set, t, pass == 1);
+        }
+    if (rc == 0 && n_recovery > 0)
+        fprintf(stderr, "sft: %d recovery demonstrations (a refused edit, then the right one); %d of the %d tasks "
+                        "chosen allow none (arith, or a fix whose new text the file already holds)\n",
+                n_recovery - set.no_mistake, set.no_mistake, n_recovery);
+    int n = set.n;
+    rlvr_harness_job *jobs = set.jobs;
     if (rc == 0) {
         rlvr_sampler_config sc = r->sampler;
         rc = rlvr_sampler_new(&s, model, &sc);
@@ -81,12 +107,13 @@ int rlvr_sft_demos(rlvr_run *r, rlvr_model *model, rlvr_rollout **out, int *n_ou
     bool stopped = rc == 0 && done < n; /* by a signal: nothing rendered is kept */
     int kept = 0, dropped = 0;
     for (int i = 0; rc == 0 && !stopped && i < n; i++) {
-        if (!demo_usable(&jobs[i])) {
+        if (!rlvr_demo_usable(set.demos[i], &jobs[i].record, jobs[i].calls, jobs[i].calls_parsed)) {
             dropped++;
             rlvr_log_warn("sft: demonstration of %s left out (stop %s, %d of %d calls parsed)", jobs[i].task->id,
                           rlvr_stop_reason_name(jobs[i].record.stop), jobs[i].calls_parsed, jobs[i].calls);
             continue;
         }
+        rlvr_demo_mask_mistake(set.demos[i], &jobs[i].record); /* imitate the recovery, not the mistake */
         recs[kept] = jobs[i].record; /* moved out of the job */
         memset(&jobs[i].record, 0, sizeof jobs[i].record);
         kept++;
@@ -96,8 +123,8 @@ int rlvr_sft_demos(rlvr_run *r, rlvr_model *model, rlvr_rollout **out, int *n_ou
                 rlvr_now() - t0, dropped);
     if (rc == 0 && !stopped && kept == 0) rc = RLVR_FAIL(RLVR_EINVAL, "sft: no usable demonstration");
     for (int i = 0; jobs && i < n; i++) rlvr_harness_job_clear(&jobs[i]);
-    for (int i = 0; demos && i < n; i++) rlvr_demo_free(demos[i]);
-    free(demos), free(jobs);
+    for (int i = 0; set.demos && i < n; i++) rlvr_demo_free(set.demos[i]);
+    free(set.demos), free(set.jobs);
     rlvr_sampler_free(s);
     rlvr_task_pool_free(extra); /* the records hold copies of what they need */
     if (rc < 0 || stopped) {

@@ -41,6 +41,7 @@
 #include "rl/config.h"
 #include "rl/reward.h"
 #include "envs_test.h"
+#include "pool_fixture.h"
 #include "test.h"
 
 #include <jansson.h>
@@ -213,22 +214,6 @@ static rlvr_sampler *tiny_sampler(const rlvr_model *m, int slots, int context) {
     rlvr_sampler *s = NULL;
     CHECK_OK(rlvr_sampler_new(&s, m, &sc));
     return s;
-}
-
-static rlvr_task_pool *make_pool(void) {
-    char pool_dir[4096];
-    snprintf(pool_dir, sizeof pool_dir, "%s/pool", dir);
-    rlvr_task_gen_options o = RLVR_TASK_GEN_OPTIONS_INIT;
-    o.family = "bugfix-c";
-    o.count = 3;
-    o.seed = 5;
-    CHECK_OK(rlvr_task_gen(&o, pool_dir, NULL));
-    o.family = "arith";
-    o.count = 4;
-    CHECK_OK(rlvr_task_gen(&o, pool_dir, NULL));
-    rlvr_task_pool *pool = NULL;
-    CHECK_OK(rlvr_task_pool_load(&pool, pool_dir));
-    return pool;
 }
 
 /* ---- 1 + 2: oracle and exploit in one run ------------------------------------------------ */
@@ -875,7 +860,7 @@ int main(void) {
     dir = tmpdir_make("harness");
     CHECK_OK(rlvr_tokenizer_new_byte(&tok));
     test_options_from_config();
-    rlvr_task_pool *pool = make_pool();
+    rlvr_task_pool *pool = pool_fixture(dir, 3, 4, 5);
     if (pool && tok) {
         test_record_integrity(pool);
         test_bad_arguments(pool);

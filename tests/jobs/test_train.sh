@@ -24,6 +24,7 @@
 #     without extra_demos;
 #   - [grpo] epochs = 2: the first pass matches one pass's, the second
 #     moves the weights further, and stop-and-resume is bit-identical;
+#   - [sft] recovery_share on arith tasks makes none and says so;
 #   - a bad key is a usage error naming the file and line.
 # Usage: test_train.sh RLVR PYTHON
 set -euo pipefail
@@ -179,6 +180,15 @@ assert not ids & {t["id"] for t in extra} and not checked & {t["id"] for t in ex
 held_out = {t["split_key"] for t in pool if t["split"] != "train"}
 assert not held_out & {t["split_key"] for t in extra}
 EOF
+# [sft] recovery_share on arith tasks: none can be made (no file to edit),
+# and SFT says so and goes on with the plain demonstrations (bugfix-c
+# recovery demonstrations: test_demo)
+tiny_ini "$dir/recovery.ini" sft sft.extra_demos=12 sft.steps=2 sft.recovery_share=0.5
+mkdir -p "$dir/g_rec"
+cp -r "$dir/a/pool" "$dir/a/pool.manifest.json" "$dir/g_rec/"
+"$RLVR" sft "$dir/recovery.ini" --out "$dir/g_rec" > "$dir/sft_g_rec.log" 2>&1 || { cat "$dir/sft_g_rec.log"; fail "sft with recovery_share"; }
+grep -q "sft: 0 recovery demonstrations .* 22 of the 22 tasks chosen allow none" "$dir/sft_g_rec.log" &&
+  grep -q "sft: 44 demonstrations rendered" "$dir/sft_g_rec.log" || { cat "$dir/sft_g_rec.log"; fail "recovery_share on arith"; }
 tiny_ini "$dir/extra5.ini" sft sft.extra_demos=5 sft.steps=4
 if "$RLVR" sft "$dir/extra5.ini" --out "$dir/g" --resume > "$dir/sft_g2.log" 2>&1; then
   fail "sft resumed with demonstration tasks made for another extra_demos"
