@@ -44,6 +44,7 @@ struct rlvr_manifest {
     int git_dirty;          /* 1, 0, or -1 unknown */
     int64_t git_untracked;  /* -1 unknown */
     char hdf5_version[32], mpi_version[256], libgit2_version[32], openblas_version[256], compiler[128];
+    char cpu_model[256];
 };
 
 /* ---- libgit2 ------------------------------------------------------------------ */
@@ -128,7 +129,27 @@ static void collect_git(rlvr_manifest *m) {
 
 /* ---- environment and versions --------------------------------------------- */
 
+/* The CPU's "model name" from /proc/cpuinfo ("unknown" where there is none,
+ * e.g. most non-x86 kernels): OpenBLAS picks its kernels for the CPU it runs
+ * on, so bit-identity holds between runs on the same model. */
+static void collect_cpu_model(rlvr_manifest *m) {
+    snprintf(m->cpu_model, sizeof m->cpu_model, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "model name", 10) != 0) continue;
+        const char *colon = strchr(line, ':');
+        if (!colon) continue;
+        const char *v = colon + 1 + strspn(colon + 1, " \t");
+        snprintf(m->cpu_model, sizeof m->cpu_model, "%.*s", (int)strcspn(v, "\n"), v);
+        break;
+    }
+    fclose(f);
+}
+
 static void collect_versions(rlvr_manifest *m) {
+    collect_cpu_model(m);
     unsigned maj = 0, min = 0, rel = 0;
     H5get_libversion(&maj, &min, &rel);
     snprintf(m->hdf5_version, sizeof m->hdf5_version, "%u.%u.%u", maj, min, rel);
@@ -313,6 +334,7 @@ static int write_contents(hid_t f, const rlvr_manifest *m) {
     RLVR_TRY(rlvr_h5_attr_put_str(f, "libgit2_version", m->libgit2_version));
     RLVR_TRY(rlvr_h5_attr_put_str(f, "openblas_version", m->openblas_version));
     RLVR_TRY(rlvr_h5_attr_put_str(f, "compiler", m->compiler));
+    RLVR_TRY(rlvr_h5_attr_put_str(f, "cpu_model", m->cpu_model));
     RLVR_TRY(rlvr_h5_attr_put_str(f, "build_flags", RLVR_BUILD_FLAGS));
     RLVR_TRY(rlvr_h5_write_text(f, "run/config", m->config_text, 4));
     RLVR_TRY(write_hosts(f, m->hosts, m->n_hosts));

@@ -92,6 +92,10 @@ int main(void) {
     attr_contains(path, "mpi_version", "Open MPI");
     attr_contains(path, "openblas_version", "OpenBLAS");
     attr_contains(path, "compiler", ".");
+    /* the CPU model agrees with /proc/cpuinfo as sed reads it */
+    char cpu[256] = "";
+    shell_line("sed -n 's/^model name[[:space:]]*: *//p' /proc/cpuinfo 2>/dev/null | head -n1", cpu, sizeof cpu);
+    attr_is(path, "cpu_model", cpu[0] ? cpu : "unknown");
     if (is_hex40(head)) attr_is(path, "git_commit", head);
 
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
