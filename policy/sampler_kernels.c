@@ -1,11 +1,14 @@
 /* policy/sampler_kernels.c — batch-invariant matmul and cached attention
  * (see sampler_kernels.h).
  *
- * Built with -ffp-contract=fast (policy/CMakeLists.txt) so `acc += a * w`
- * becomes one fused multiply-add wherever the machine has FMA; every element
- * still goes through the same expression, so the rounding is the same for
- * all of them. GCC vector extensions give 16 lanes (AVX-512), 8 (AVX, AVX2)
- * or 4 (SSE) without intrinsics. */
+ * Every multiply-add of a sum is spelled vmadd() (vectors) or madd()
+ * (scalars): one fused multiply-add where the build has FMA. The file is
+ * built with -ffp-contract=off (policy/CMakeLists.txt) so the compiler fuses
+ * nothing else: under -ffp-contract=fast GCC 12 contracted `acc += a * b`
+ * in some kernels and not in others on an AVX2 build, so scores() and
+ * scores2() rounded one score differently and batch composition changed the
+ * sampled log-probs. GCC vector extensions give 16 lanes (AVX-512), 8 (AVX,
+ * AVX2) or 4 (SSE) without intrinsics. */
 #include "policy/sampler_kernels.h"
 
 #include <math.h>
@@ -38,11 +41,8 @@ _Static_assert(MATMUL_GROUP % VW == 0, "MATMUL_GROUP must be whole vectors");
 
 typedef float vf __attribute__((vector_size(VW * sizeof(float))));
 
-/* s + a·b rounded as the vector code's `acc += a * b` is: one fused
- * multiply-add where the machine has FMA, a multiply and an add where it
- * has not. Spelled out for the scalar tails because the compiler may
- * vectorise a tail loop and leave the vectorised form uncontracted, which
- * would round a tail one way in one kernel and another way in the next. */
+/* s + a·b rounded as one lane of vmadd() is: one fused multiply-add where
+ * the machine has FMA, a multiply and an add where it has not. */
 static inline float madd(float s, float a, float b) {
 #if defined(__FP_FAST_FMAF) /* the compiler's "fmaf is one instruction" */
     return __builtin_fmaf(a, b, s);
@@ -51,9 +51,8 @@ static inline float madd(float s, float a, float b) {
 #endif
 }
 
-/* acc + x·w in every lane, rounded as madd rounds it: contraction of
- * `acc += x * w` is the compiler's choice (none at -O0), so where the build
- * has FMA the matmul asks for the instruction. */
+/* acc + x·w in every lane, rounded as madd rounds it: where the build has
+ * FMA, the instruction itself. */
 static inline vf vmadd(vf acc, vf x, vf w) {
 #if defined(__FP_FAST_FMAF) && (defined(__x86_64__) || defined(__i386__)) && VW == 16
     return (vf)_mm512_fmadd_ps((__m512)x, (__m512)w, (__m512)acc);
@@ -143,7 +142,7 @@ static inline vf4 hsum4(vf a, vf b, vf c, vf d) {
 float dot_invariant(const float *a, const float *b, int n) {
     int nv = n / VW;
     vf acc = {0};
-    for (int k = 0; k < nv; k++) acc += load(a + (size_t)k * VW) * load(b + (size_t)k * VW);
+    for (int k = 0; k < nv; k++) acc = vmadd(acc, load(a + (size_t)k * VW), load(b + (size_t)k * VW));
     float s = hsum(acc);
     for (int i = nv * VW; i < n; i++) s = madd(s, a[i], b[i]);
     return s;
@@ -340,7 +339,7 @@ static void scores(float *sc, const float *q, const float *k, int t0, int t1, in
         for (int j = 0; j < VW; j++) acc[j] = (vf){0};
         for (int c = 0; c < nv; c++) {
             vf qv = pinned(load(q + (size_t)c * VW));
-            for (int j = 0; j < VW; j++) acc[j] += qv * load(kt + (size_t)j * kv_dim + (size_t)c * VW);
+            for (int j = 0; j < VW; j++) acc[j] = vmadd(acc[j], qv, load(kt + (size_t)j * kv_dim + (size_t)c * VW));
         }
         vf s = hsum_lanes(acc);
         for (int i = nv * VW; i < hd; i++)
@@ -366,8 +365,8 @@ static void scores2(float *sc0, float *sc1, const float *q0, const float *q1, co
             vf a0 = pinned(load(q0 + (size_t)c * VW)), a1 = pinned(load(q1 + (size_t)c * VW));
             for (int j = 0; j < KB; j++) {
                 vf kv = load(kt + (size_t)j * kv_dim + (size_t)c * VW);
-                acc[j] += a0 * kv;
-                acc[KB + j] += a1 * kv;
+                acc[j] = vmadd(acc[j], a0, kv);
+                acc[KB + j] = vmadd(acc[KB + j], a1, kv);
             }
         }
         vf s = hsum_lanes(acc);
@@ -477,7 +476,7 @@ static inline __attribute__((always_inline)) void accumulate(vf o[4][2], int nc,
 #define STEP(s, t)                                                                  \
     do {                                                                            \
         vf wt = broadcast(w[t]);                                                    \
-        for (int c = 0; c < nc; c++) o[s][c] += wt * load(v + (size_t)(t) * kv_dim + c * VW); \
+        for (int c = 0; c < nc; c++) o[s][c] = vmadd(o[s][c], wt, load(v + (size_t)(t) * kv_dim + c * VW)); \
     } while (0)
     int t = t0;
     for (; t < t1 && (t & 3); t++) STEP(t & 3, t);
@@ -535,8 +534,8 @@ static inline __attribute__((always_inline)) void accumulate2(vf o0[4][2], vf o1
         vf wt0 = broadcast(w0[t]), wt1 = broadcast(w1[t]);                          \
         for (int c = 0; c < nc; c++) {                                              \
             vf vv = load(v + (size_t)(t) * kv_dim + c * VW);                        \
-            o0[s][c] += wt0 * vv;                                                   \
-            o1[s][c] += wt1 * vv;                                                   \
+            o0[s][c] = vmadd(o0[s][c], wt0, vv);                                    \
+            o1[s][c] = vmadd(o1[s][c], wt1, vv);                                    \
         }                                                                           \
     } while (0)
     int t = t0;
