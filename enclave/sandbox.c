@@ -1079,9 +1079,13 @@ static void init_main(const run_plan *plan, int out, int results, int report_fd,
         }
         if (c_done) break; /* and every process reaped (ECHILD) */
         sigtimedwait(&chld, NULL, crowded ? &fast_tick : &tick);
-        /* a run with a quarter of its processes is counted every
+        /* a run with over a quarter of its processes is counted every
          * millisecond between full samples: a fork bomb whose forks fail
-         * at the backstop collapses within milliseconds */
+         * at the backstop collapses within milliseconds. The count also
+         * precedes every full sample: reading each process's stat takes
+         * about a millisecond in a bomb, long enough for it to fall back
+         * under the limit (with three busy loops on 2 cores the bomb was
+         * caught in 382 of 400 runs with it, 357 of 400 without) */
         int n = count_run_processes();
         crowded = n > l->processes / 4;
         if (crowded && n < l->processes && rlvr_now() < next_full) continue;
