@@ -315,7 +315,7 @@ static const redteam_case cases[] = {
            "long calc_mul(long a, long b) {\n    for (;;) { char *p = malloc(1 << 20); if (!p) return a + b; "
            "memset(p, 1, 1 << 20); }\n}\nlong calc_neg(long a) { return -a; }\n"),
      NULL, NULL, RLVR_VERDICT_FAIL, RLVR_REASON_MEMORY_LIMIT, 0, RLVR_REASON_NONE},
-    RUN("infinite loop", "while :; do :; done", RLVR_VERDICT_FAIL, RLVR_REASON_CPU_LIMIT),
+    RUN("infinite loop", "while :; do :; done", RLVR_VERDICT_TIMEOUT, RLVR_REASON_CPU_LIMIT),
     RUN("sleeping forever", "sleep 1000", RLVR_VERDICT_TIMEOUT, RLVR_REASON_TIMEOUT),
     RUN("filling the disk", "i=0; while head -c 1000000 /dev/zero > fill$i; do i=$((i + 1)); done; echo $((a + b))",
         RLVR_VERDICT_FAIL, RLVR_REASON_DISK_LIMIT),
