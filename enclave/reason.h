@@ -41,9 +41,9 @@ typedef enum {
     RLVR_REASON_EXIT_STATUS = 305,      /* the test command's exit status contradicts its results */
     RLVR_REASON_CONSENSUS_MIXED = 310,  /* passed once, failed a consensus re-run: flaky, excluded */
 
-    /* limits (verdict TIMEOUT for wall time, FAIL otherwise) */
+    /* limits (verdict TIMEOUT for wall and CPU time, FAIL otherwise) */
     RLVR_REASON_TIMEOUT = 400,          /* wall time; a timeout is never a pass */
-    RLVR_REASON_CPU_LIMIT = 401,
+    RLVR_REASON_CPU_LIMIT = 401,        /* CPU time; verdict TIMEOUT too (verify.c verdict_for) */
     RLVR_REASON_MEMORY_LIMIT = 402,
     RLVR_REASON_PROCESS_LIMIT = 403,
     RLVR_REASON_FILE_SIZE_LIMIT = 404,

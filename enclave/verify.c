@@ -414,7 +414,7 @@ void rlvr_verify_run_free(rlvr_verify_run *run) {
 /* Wall and CPU time are one budget to the code under test: a busy loop
  * meets both limits at about the same moment, and which fires first depends
  * on the machine's load. Both are verdict timeout (the reason still names
- * the clock), so the reward of a run that ran out of time does not. */
+ * the clock), so a run's reward does not depend on which fired. */
 static rlvr_verdict verdict_for(int reason) {
     if (reason == RLVR_REASON_NONE) return RLVR_VERDICT_PASS;
     if (reason == RLVR_REASON_TIMEOUT || reason == RLVR_REASON_CPU_LIMIT) return RLVR_VERDICT_TIMEOUT;
