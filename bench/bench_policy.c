@@ -11,8 +11,11 @@
  *
  * Every figure is measured in this run, its ceiling too (sgemm GFLOP/s on the
  * matching shapes: M = tokens for training, M = batch rows for decode, M =
- * prefill rows for prefill). Prints one JSON object per line, then a table. */
+ * prefill rows for prefill), and so are the machine's FMA peak and read
+ * bandwidth (bench/roofline.h), from which the d=512 decode lines get their
+ * roofline bound. Prints one JSON object per line, then a table. */
 #include "bench/bench.h"
+#include "bench/roofline.h"
 #include "core/error.h"
 #include "core/rng.h"
 #include "core/sys.h"
@@ -34,6 +37,8 @@ typedef struct {
     char config[96];
     double tokens_per_s, gflops, ceiling, ratio;
     double speedup; /* decode group vs batch 1, shared vs unshared prefill; 0 = none */
+    double roofline;         /* decode: tokens/s the machine's FMA peak and read bandwidth allow; 0 = none */
+    double roofline_speedup; /* decode group: its roofline over batch 1's; 0 = none */
 } row;
 
 typedef struct {
@@ -41,6 +46,7 @@ typedef struct {
     int n;
     bool quick;
     int vocab; /* of every benchmark model */
+    roofline machine;
 } report;
 
 static void emit(report *rep, const row *r) {
@@ -48,9 +54,20 @@ static void emit(report *rep, const row *r) {
            "\"ratio\":%.4f",
            r->bench, r->config, r->tokens_per_s, r->gflops, r->ceiling, r->ratio);
     if (r->speedup > 0) printf(",\"speedup\":%.4f", r->speedup);
+    if (r->roofline > 0) printf(",\"roofline_tokens_per_s\":%.6g", r->roofline);
+    if (r->roofline_speedup > 0) printf(",\"roofline_speedup\":%.4f", r->roofline_speedup);
     printf(",\"quick\":%s}\n", rep->quick ? "true" : "false");
     fflush(stdout);
     if (rep->n < MAX_ROWS) rep->rows[rep->n++] = *r;
+}
+
+/* The machine's limits the decode rooflines are computed from. */
+static void emit_machine(const report *rep, int threads) {
+    printf("{\"bench\":\"policy_machine\",\"config\":\"threads=%d fma=%d-bit\",\"fma_peak_gflops\":%.6g,"
+           "\"read_gbps\":%.6g,\"quick\":%s}\n",
+           threads, rep->machine.vector_bits, rep->machine.fma_peak_gflops, rep->machine.read_gbps,
+           rep->quick ? "true" : "false");
+    fflush(stdout);
 }
 
 /* ---- model shapes ------------------------------------------------------- */
@@ -154,6 +171,16 @@ static int sgemm_ceiling(double *gflops, const rlvr_model_config *c, int rows, b
     free(b);
     free(out);
     return 0;
+}
+
+/* Bytes of the model's matrices (the layers' and the head), which every
+ * forward call reads once. */
+static double weight_bytes(const rlvr_model_config *c) {
+    gemm g[24];
+    int n = model_gemms(g, c, 1, false);
+    double floats = 0;
+    for (int i = 0; i < n; i++) floats += (i < n - 1 ? c->n_layers : 1) * (double)g[i].N * g[i].K;
+    return floats * sizeof(float);
 }
 
 /* ---- train step ---------------------------------------------------------- */
@@ -294,6 +321,13 @@ static int bench_decode(report *rep, decode_setup *d) {
     RLVR_TRY(sgemm_ceiling(&ceil1, &d->c, 1, false, rep->quick ? 0.2 : 0.5));
     RLVR_TRY(sgemm_ceiling(&ceilg, &d->c, GROUP, false, rep->quick ? 0.2 : 0.5));
     double flops = append_flops(&d->c, PROMPT, d->new_tokens); /* one sequence */
+    /* each step reads every weight once, and the keys and values of every position once (the group's rows
+     * share the prompt's) */
+    int kv_dim = d->c.d_model / d->c.n_heads * d->c.n_kv_heads;
+    double step_kv = 2.0 * d->c.n_layers * (PROMPT + d->new_tokens / 2.0) * kv_dim * sizeof(float);
+    double bytes_1 = d->new_tokens * (weight_bytes(&d->c) + step_kv);
+    double bytes_g = d->new_tokens * (weight_bytes(&d->c) + step_kv +
+                                      (GROUP - 1) * 2.0 * d->c.n_layers * (d->new_tokens / 2.0) * kv_dim * sizeof(float));
     row r1 = {.bench = "policy_decode"}, rg = {.bench = "policy_decode"};
     char extra[64];
     snprintf(extra, sizeof extra, "prompt=%d new=%d batch=1", PROMPT, d->new_tokens);
@@ -309,6 +343,9 @@ static int bench_decode(report *rep, decode_setup *d) {
     rg.ceiling = ceilg;
     rg.ratio = rg.gflops / ceilg;
     rg.speedup = rg.tokens_per_s / r1.tokens_per_s;
+    r1.roofline = roofline_tokens_per_s(&rep->machine, d->new_tokens, flops, bytes_1);
+    rg.roofline = roofline_tokens_per_s(&rep->machine, (double)GROUP * d->new_tokens, GROUP * flops, bytes_g);
+    rg.roofline_speedup = rg.roofline / r1.roofline;
     emit(rep, &r1);
     emit(rep, &rg);
     return 0;
@@ -461,16 +498,19 @@ static int bench_small_generation(report *rep) {
 /* ---- table ----------------------------------------------------------------- */
 
 static void print_table(const report *rep, int threads) {
-    printf("\npolicy benchmark (%d threads%s; ceiling = cblas_sgemm on the same shapes)\n", threads,
-           rep->quick ? ", quick" : "");
-    printf("%-22s %-62s %10s %8s %8s %6s %8s\n", "bench", "config", "tokens/s", "GFLOP/s", "ceiling", "ratio",
-           "speedup");
+    printf("\npolicy benchmark (%d threads%s; ceiling = cblas_sgemm on the same shapes; roofline = tokens/s at "
+           "the FMA peak %.1f GFLOP/s and read bandwidth %.1f GB/s measured in this run)\n",
+           threads, rep->quick ? ", quick" : "", rep->machine.fma_peak_gflops, rep->machine.read_gbps);
+    printf("%-22s %-62s %10s %8s %8s %6s %8s %10s %9s\n", "bench", "config", "tokens/s", "GFLOP/s", "ceiling", "ratio",
+           "speedup", "roofline", "(speedup)");
     for (int i = 0; i < rep->n; i++) {
         const row *r = &rep->rows[i];
-        char speed[16] = "";
+        char speed[16] = "", roof[16] = "", roof_speed[16] = "";
         if (r->speedup > 0) snprintf(speed, sizeof speed, "%.2fx", r->speedup);
-        printf("%-22s %-62s %10.0f %8.2f %8.2f %6.2f %8s\n", r->bench, r->config, r->tokens_per_s, r->gflops,
-               r->ceiling, r->ratio, speed);
+        if (r->roofline > 0) snprintf(roof, sizeof roof, "%.0f", r->roofline);
+        if (r->roofline_speedup > 0) snprintf(roof_speed, sizeof roof_speed, "%.2fx", r->roofline_speedup);
+        printf("%-22s %-62s %10.0f %8.2f %8.2f %6.2f %8s %10s %9s\n", r->bench, r->config, r->tokens_per_s, r->gflops,
+               r->ceiling, r->ratio, speed, roof, roof_speed);
     }
 }
 
@@ -480,6 +520,8 @@ int rlvr_bench_policy(const rlvr_bench_options *opt) {
     RLVR_TRY(bench_vocab(&rep.vocab));
     RLVR_TRY(bench_train_at(&rep, 128, 4, 256));
     RLVR_TRY(bench_train_at(&rep, 512, 8, 512));
+    RLVR_TRY(roofline_measure(&rep.machine, rep.quick ? 0.3 : 1.0));
+    emit_machine(&rep, threads);
     decode_setup d = {0};
     int rc = decode_setup_new(&d, &rep);
     if (rc == 0) rc = bench_decode(&rep, &d);

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Runs `rlvr bench policy --quick --json` and checks its output: every line
 is a JSON object with bench, config, tokens_per_s, gflops, ceiling_gflops and
-ratio (numbers > 0, ratio = gflops / ceiling_gflops), and every bench appears
-as often as it should. Speed is not judged: no wall-clock limits in tests.
+ratio (numbers > 0, ratio = gflops / ceiling_gflops), except the one
+policy_machine line, which has fma_peak_gflops and read_gbps; the decode lines
+carry a roofline_tokens_per_s, the shared group's a roofline_speedup equal to
+its roofline over batch 1's; every bench appears as often as it should. Speed is not judged: no wall-clock limits in tests.
 
 usage: check_bench_policy.py RLVR_BINARY"""
 import json
@@ -12,7 +14,8 @@ import sys
 
 REQUIRED = {"bench": str, "config": str, "tokens_per_s": float, "gflops": float,
             "ceiling_gflops": float, "ratio": float}
-BENCHES = {"policy_train_step": 2, "policy_decode": 4, "policy_group_prefill": 2, "policy_prefill": 1}
+MACHINE = {"bench": str, "config": str, "fma_peak_gflops": float, "read_gbps": float}
+BENCHES = {"policy_machine": 1, "policy_train_step": 2, "policy_decode": 4, "policy_group_prefill": 2, "policy_prefill": 1}
 
 
 def check_line(n, line, failures):
@@ -24,7 +27,8 @@ def check_line(n, line, failures):
     if not isinstance(obj, dict):
         failures.append(f"line {n}: not a JSON object")
         return None
-    for key, kind in REQUIRED.items():
+    required = MACHINE if obj.get("bench") == "policy_machine" else REQUIRED
+    for key, kind in required.items():
         if key not in obj:
             failures.append(f"line {n}: field {key!r} missing")
         elif kind is float and not (isinstance(obj[key], (int, float)) and math.isfinite(obj[key])
@@ -39,20 +43,40 @@ def check_line(n, line, failures):
     return obj
 
 
+def check_rooflines(lines, failures):
+    """The d=512 decode pair: positive rooflines, the group's speedup bound
+    equal to the ratio of the two rooflines."""
+    if len(lines) != 2:
+        failures.append(f"expected 2 policy_decode lines with roofline_tokens_per_s, got {len(lines)}")
+        return
+    one, group = lines
+    for obj in lines:
+        if not (isinstance(obj["roofline_tokens_per_s"], (int, float)) and obj["roofline_tokens_per_s"] > 0):
+            failures.append(f"{obj['config']}: roofline_tokens_per_s = {obj['roofline_tokens_per_s']!r}")
+            return
+    want = group["roofline_tokens_per_s"] / one["roofline_tokens_per_s"]
+    got = group.get("roofline_speedup")
+    if not isinstance(got, (int, float)) or abs(got - want) > 1e-3 * want:
+        failures.append(f"roofline_speedup {got!r} != group roofline / batch-1 roofline = {want}")
+
+
 def main():
     proc = subprocess.run([sys.argv[1], "bench", "policy", "--quick", "--json"], capture_output=True, text=True)
     if proc.returncode != 0:
         print(f"FAIL: rlvr bench policy exited {proc.returncode}\n{proc.stderr}")
         return 1
-    failures, seen = [], {}
+    failures, seen, big_decode = [], {}, []
     lines = [l for l in proc.stdout.splitlines() if l.strip()]
     for n, line in enumerate(lines, 1):
         obj = check_line(n, line, failures)
         if obj and isinstance(obj.get("bench"), str):
             seen[obj["bench"]] = seen.get(obj["bench"], 0) + 1
+            if obj["bench"] == "policy_decode" and "roofline_tokens_per_s" in obj:
+                big_decode.append(obj)
             if obj["bench"] in ("policy_decode", "policy_group_prefill") and "shared" in obj.get("config", "") \
                     and "unshared" not in obj["config"] and not obj.get("speedup", 0) > 0:
                 failures.append(f"line {n}: the shared {obj['bench']} line has no positive speedup")
+    check_rooflines(big_decode, failures)
     for bench, count in BENCHES.items():
         if seen.get(bench, 0) != count:
             failures.append(f"expected {count} lines of {bench}, got {seen.get(bench, 0)}")
