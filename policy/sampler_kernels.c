@@ -40,8 +40,8 @@ _Static_assert(MATMUL_GROUP % VW == 0, "MATMUL_GROUP must be whole vectors");
                        while every row block of the tile passes */
 /* How far ahead of the next chunk the kernel also asks for the weights into
  * L2 (prefetcht1): 8 chunks, 64 KB with AVX-512. The next-chunk prefetch
- * alone left a G = 16 decode waiting on memory; this one made it about 20 %
- * faster on a 2-vCPU AMD EPYC (Zen 4), batch 1 unchanged (docs/POLICY.md,
+ * alone left a G = 16 decode waiting on memory; this one made it 20–40 %
+ * faster on a 2-vCPU AMD EPYC (Zen 4), batch 1 5–15 % (docs/POLICY.md,
  * "Speed"). Integer arithmetic: the address may lie past the weights'
  * end, and prefetching there is harmless. */
 #define L2_AHEAD_BYTES ((uintptr_t)8 * K_CHUNK * MATMUL_GROUP * sizeof(float))
