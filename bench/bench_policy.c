@@ -321,13 +321,11 @@ static int bench_decode(report *rep, decode_setup *d) {
     RLVR_TRY(sgemm_ceiling(&ceil1, &d->c, 1, false, rep->quick ? 0.2 : 0.5));
     RLVR_TRY(sgemm_ceiling(&ceilg, &d->c, GROUP, false, rep->quick ? 0.2 : 0.5));
     double flops = append_flops(&d->c, PROMPT, d->new_tokens); /* one sequence */
-    /* each step reads every weight once, and the keys and values of every position once (the group's rows
-     * share the prompt's) */
-    int kv_dim = d->c.d_model / d->c.n_heads * d->c.n_kv_heads;
-    double step_kv = 2.0 * d->c.n_layers * (PROMPT + d->new_tokens / 2.0) * kv_dim * sizeof(float);
-    double bytes_1 = d->new_tokens * (weight_bytes(&d->c) + step_kv);
-    double bytes_g = d->new_tokens * (weight_bytes(&d->c) + step_kv +
-                                      (GROUP - 1) * 2.0 * d->c.n_layers * (d->new_tokens / 2.0) * kv_dim * sizeof(float));
+    /* each step reads every weight once and every cached key and value once: the prompt's (which the group's
+     * rows share) and each row's own, on average new_tokens / 2 of them */
+    double kv_row = 2.0 * d->c.n_layers * (d->c.d_model / d->c.n_heads * d->c.n_kv_heads) * sizeof(float);
+    double step_shared = weight_bytes(&d->c) + PROMPT * kv_row, own = d->new_tokens / 2.0 * kv_row;
+    double bytes_1 = d->new_tokens * (step_shared + own), bytes_g = d->new_tokens * (step_shared + GROUP * own);
     row r1 = {.bench = "policy_decode"}, rg = {.bench = "policy_decode"};
     char extra[64];
     snprintf(extra, sizeof extra, "prompt=%d new=%d batch=1", PROMPT, d->new_tokens);

@@ -4,7 +4,8 @@ is a JSON object with bench, config, tokens_per_s, gflops, ceiling_gflops and
 ratio (numbers > 0, ratio = gflops / ceiling_gflops), except the one
 policy_machine line, which has fma_peak_gflops and read_gbps; the decode lines
 carry a roofline_tokens_per_s, the shared group's a roofline_speedup equal to
-its roofline over batch 1's; every bench appears as often as it should. Speed is not judged: no wall-clock limits in tests.
+its roofline over batch 1's; every bench appears as often as it should.
+Speed is not judged: no wall-clock limits in tests.
 
 usage: check_bench_policy.py RLVR_BINARY"""
 import json
