@@ -19,6 +19,7 @@ typedef struct {
     int64_t check_runs;        /* quarantine runs when the run validates its built-in pool */
     int64_t check_jobs;        /* tasks validated in parallel (0 = physical cores) */
     uint32_t tools;            /* tool set of generated multi-turn tasks (0 = all) */
+    const char *compiler;      /* C compiler of generated bugfix-c tasks (gen options' compiler) */
 } rlvr_tasks_config;
 
 /* [harness]: ceilings every rollout runs under (SPEC §5.5), unless the task

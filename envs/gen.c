@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 const char *const rlvr_task_families[] = {"bugfix-c", "arith", NULL};
 
@@ -108,6 +109,33 @@ static int family_code(const char *family) {
     return 0;
 }
 
+const char *gen_compiler(const rlvr_task_gen_options *opts) {
+    return opts->compiler && opts->compiler[0] ? opts->compiler : "cc";
+}
+
+/* The bugfix-c compiler: a bare command name (it is written into every
+ * Makefile) that the enclave, which runs with PATH=/usr/local/bin:/usr/bin:/bin,
+ * can find; a missing one would make every task of the pool fail to build. */
+static int check_compiler(const char *compiler) {
+    if (!compiler || !compiler[0]) return 0;
+    size_t n = strlen(compiler);
+    if (n > 64 || strspn(compiler, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-") != n ||
+        compiler[0] == '-' || compiler[0] == '.')
+        return rlvr_error_set(RLVR_EINVAL,
+                              "bugfix-c compiler \"%s\": give a command name (letters, digits, . _ + -), e.g. cc or tcc",
+                              compiler);
+    static const char *const dirs[] = {"/usr/local/bin", "/usr/bin", "/bin"};
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "%s/%s", dirs[i], compiler);
+        if (access(path, X_OK) == 0) return 0;
+    }
+    return rlvr_error_set(RLVR_ENOTFOUND,
+                          "bugfix-c compiler \"%s\" is not in /usr/local/bin, /usr/bin or /bin: install it (Debian: "
+                          "apt-get install %s) or use cc",
+                          compiler, compiler);
+}
+
 static int check_options(const rlvr_task_gen_options *opts) {
     if (opts->version != RLVR_TASK_GEN_OPTIONS_VERSION)
         return rlvr_error_set(RLVR_EINVAL, "task generation options: version %u, this rlvr knows %d", opts->version,
@@ -128,6 +156,7 @@ static int check_options(const rlvr_task_gen_options *opts) {
         return rlvr_error_set(RLVR_EINVAL, "task generation: count %lld, must be 1..1000000", (long long)opts->count);
     if (opts->first < 0 || opts->first + opts->count > UINT32_MAX)
         return rlvr_error_set(RLVR_EINVAL, "task generation: first index %lld out of range", (long long)opts->first);
+    if (family_code(opts->family) == FAMILY_BUGFIX_C) RLVR_TRY(check_compiler(opts->compiler));
     return 0;
 }
 

@@ -40,9 +40,12 @@ typedef struct {
     rlvr_split split;
     int difficulty;     /* 1..3 */
     uint32_t tools;     /* tool set of generated multi-turn tasks (envs/tools.h mask); 0 = all tools */
+    const char *compiler; /* bugfix-c: the C compiler its Makefiles name (CC); NULL or "" = "cc". A bare
+                             name of letters, digits and ._+- found in /usr/local/bin, /usr/bin or /bin
+                             (where the enclave looks), else RLVR_EINVAL / RLVR_ENOTFOUND */
 } rlvr_task_gen_options;
 
-#define RLVR_TASK_GEN_OPTIONS_INIT {RLVR_TASK_GEN_OPTIONS_VERSION, "arith", 1, 0, 1, RLVR_SPLIT_TRAIN, 1, 0}
+#define RLVR_TASK_GEN_OPTIONS_INIT {RLVR_TASK_GEN_OPTIONS_VERSION, "arith", 1, 0, 1, RLVR_SPLIT_TRAIN, 1, 0, NULL}
 
 /* The family names, NULL-terminated. */
 extern const char *const rlvr_task_families[];

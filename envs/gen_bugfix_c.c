@@ -84,9 +84,10 @@ static void render_header(rlvr_text *out, const library *lib) {
     rlvr_text_printf(out, "\n#endif\n");
 }
 
-static const char makefile[] =
+/* printf format: the compiler's name */
+static const char makefile_format[] =
     "# make test: build and run the public tests (TAP on stdout).\n"
-    "CC = cc\n"
+    "CC = %s\n"
     "CFLAGS = -std=c11 -O0 -w\n"
     "\n"
     "test: build/public\n"
@@ -445,8 +446,9 @@ static int render_all(texts *x, const library *lib, const test_plan *plan, const
     return gen_text_check(&x->pub);
 }
 
-static int write_files(const texts *x, const char *out_dir, const char *id, char commit[41]) {
-    char repo[4096], hidden[4096];
+static int write_files(const texts *x, const char *compiler, const char *out_dir, const char *id, char commit[41]) {
+    char repo[4096], hidden[4096], makefile[sizeof makefile_format + 64];
+    snprintf(makefile, sizeof makefile, makefile_format, compiler);
     snprintf(repo, sizeof repo, "%s/repos/%s", out_dir, id);
     snprintf(hidden, sizeof hidden, "%s/hidden/%s/tests/hidden.c", out_dir, id);
     RLVR_TRY(gen_must_not_exist(hidden));
@@ -542,7 +544,7 @@ int gen_bugfix_c_task(rlvr_task **out, const rlvr_task_gen_options *opts, int64_
     rlvr_task *t = calloc(1, sizeof *t);
     int rc = t ? 0 : RLVR_FAIL(RLVR_ENOMEM, "out of memory generating a task");
     if (rc == 0) rc = render_all(&x, &lib, &plan, perm);
-    if (rc == 0) rc = write_files(&x, out_dir, id, commit);
+    if (rc == 0) rc = write_files(&x, gen_compiler(opts), out_dir, id, commit);
     if (rc == 0) rc = fill_task(t, opts, id, out_dir, &lib, &plan, &x, commit, sig);
     texts_free(&x);
     if (rc < 0) {

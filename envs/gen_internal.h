@@ -22,6 +22,9 @@ void gen_stream(rlvr_rng_stream *s, const rlvr_task_gen_options *opts, uint32_t 
  * regression, so separately generated splits never share content. */
 bool gen_bucket_allows(const char *signature, rlvr_split split);
 
+/* The bugfix-c compiler of these options ("cc" when none is set). */
+const char *gen_compiler(const rlvr_task_gen_options *opts);
+
 /* mkdir -p */
 int gen_mkdirs(const char *path);
 /* Writes a whole file, creating its parent directories. */

@@ -253,6 +253,15 @@ static bool begin_turn(driver *d, env *e) {
     return true;
 }
 
+/* Tokens into the rollout's KV slot. A scripted rollout never decodes, so
+ * nothing would read its slot: its tokens skip the model (rendering SFT's
+ * demonstrations was mostly these prefills). Its slot stays reset (length
+ * 0), so no sampled rollout forks from it. */
+static int feed_model(driver *d, const env *e, const int32_t *ids, int32_t n) {
+    if (e->job->script) return 0;
+    return rlvr_sampler_prefill(d->s, e->slot, ids, n);
+}
+
 /* The group's source holds exactly this rollout's prompt in its slot (it
  * started just before, so nothing was decoded since). */
 static bool can_fork(const driver *d, const env *e, const env *group) {
@@ -273,7 +282,7 @@ static int load_prompt(driver *d, env *e, const env *group) {
         job->prompt_shared = true;
     } else {
         RLVR_TRY(rlvr_sampler_reset(d->s, e->slot, job->step, job->sequence));
-        RLVR_TRY(rlvr_sampler_prefill(d->s, e->slot, r->tokens, r->prompt_tokens));
+        RLVR_TRY(feed_model(d, e, r->tokens, r->prompt_tokens));
     }
     r->timings.generate_s += rlvr_now() - t0;
     return 0;
@@ -412,7 +421,7 @@ static int append_observation(driver *d, env *e, const char *text, size_t len, r
     RLVR_TRY(push_buf(r, b, RLVR_TOKEN_OBSERVATION));
     turn->observation_end = r->n_tokens;
     double t0 = rlvr_now();
-    RLVR_TRY(rlvr_sampler_prefill(d->s, e->slot, b->ids, b->n));
+    RLVR_TRY(feed_model(d, e, b->ids, b->n));
     r->timings.generate_s += rlvr_now() - t0;
     *more = true;
     return 0;
@@ -652,7 +661,7 @@ static int scripted_turn(driver *d, env *e) {
     int32_t fed = 0;
     for (; fed < n && !repeated; fed++) RLVR_TRY(policy_token(e, b->ids[fed], 0.0f, 0.0f, &repeated));
     double t0 = rlvr_now();
-    if (fed > 0) RLVR_TRY(rlvr_sampler_prefill(d->s, e->slot, b->ids, fed));
+    if (fed > 0) RLVR_TRY(feed_model(d, e, b->ids, fed));
     r->timings.generate_s += rlvr_now() - t0;
     if (repeated || cut != RLVR_STOP_NONE || b->n == 0) {
         r->stop = repeated ? RLVR_STOP_REPETITION : cut != RLVR_STOP_NONE ? cut : RLVR_STOP_DONE;

@@ -1,6 +1,7 @@
 /* envs/repo.c — the libgit2 calls of the generators: a repository with one
  * reproducible commit, and a unified diff between two versions of a file. */
 #include "core/error.h"
+#include "enclave/gitrepo.h"
 #include "envs/gen_internal.h"
 
 #include <git2.h>
@@ -35,7 +36,7 @@ int gen_repo_create(const char *dir, const char *const *paths, const char *const
         snprintf(p, sizeof p, "%s/%s", dir, paths[i]);
         RLVR_TRY(gen_write_file(p, contents[i], strlen(contents[i])));
     }
-    git_libgit2_init();
+    RLVR_TRY(rlvr_git_init()); /* once per process: each init from zero re-reads the CA bundle */
     int rc = 0;
     git_repository *repo = NULL;
     git_index *index = NULL;
@@ -57,13 +58,12 @@ done:
     git_tree_free(tree);
     git_index_free(index);
     git_repository_free(repo);
-    git_libgit2_shutdown();
     return rc;
 }
 
 int gen_patch(char **out, const char *path, const char *before, const char *after) {
     *out = NULL;
-    git_libgit2_init();
+    RLVR_TRY(rlvr_git_init());
     git_patch *patch = NULL;
     git_buf buf = {0};
     int rc = 0;
@@ -81,6 +81,5 @@ int gen_patch(char **out, const char *path, const char *before, const char *afte
 done:
     git_buf_dispose(&buf);
     git_patch_free(patch);
-    git_libgit2_shutdown();
     return rc;
 }

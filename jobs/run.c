@@ -76,6 +76,10 @@ const rlvr_config_key rlvr_train_config_keys[] = {
     {"train", "verify_cache", RLVR_CFG_BOOL, "true",
      "identical patches of one task are verified once per run (validated pools are deterministic)", NULL,
      RLVR_CFG_ANY},
+    {"train", "verify_threads", RLVR_CFG_INT, "0",
+     "a run without verifier ranks: tasks whose rollouts are verified at once (one task's rollouts in order on "
+     "one thread, so verdicts do not depend on it); 0 = one per physical core",
+     NULL, RLVR_CFG_RANGE(0, 4096)},
     {NULL, NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -114,6 +118,7 @@ static int read_train(rlvr_train_config *o, const rlvr_config *cfg) {
     RLVR_TRY(rlvr_config_get_string(cfg, "train", "init", &o->init));
     RLVR_TRY(rlvr_config_get_int(cfg, "train", "max_staleness", &o->max_staleness));
     RLVR_TRY(rlvr_config_get_bool(cfg, "train", "verify_cache", &o->verify_cache));
+    RLVR_TRY(rlvr_config_get_int(cfg, "train", "verify_threads", &o->verify_threads));
     const char *policy = NULL;
     RLVR_TRY(rlvr_config_get_string(cfg, "train", "rollout_policy", &policy));
     o->promoted_only = strcmp(policy, "promoted") == 0;

@@ -55,6 +55,7 @@ typedef struct {
     const char *init;        /* "sft", "scratch" or a checkpoint path */
     int64_t max_staleness;   /* Δv_max; 0 = synchronous */
     bool verify_cache;       /* verify identical patches of a task once per run */
+    int64_t verify_threads;  /* one process: tasks verified at once (0 = physical cores) */
     bool promoted_only;      /* rollout_policy = promoted: rollouts use only the RUN/promoted checkpoint */
 } rlvr_train_config;
 

@@ -22,7 +22,7 @@
 static void usage(FILE *out) {
     fprintf(out,
             "usage: rlvr tasks gen FAMILY --n N --seed S --out DIR [--split train|eval|regression]\n"
-            "                      [--difficulty 1|2|3] [--first I]\n"
+            "                      [--difficulty 1|2|3] [--first I] [--compiler CC]\n"
             "       rlvr tasks list POOL\n"
             "       rlvr tasks check POOL [--json] [--runs N] [--seed S] [--jobs J] [--wall-s T]\n"
             "                        [--manifest PATH]\n"
@@ -71,6 +71,8 @@ static int cmd_gen(int argc, char **argv) {
         } else if (strcmp(flag, "--difficulty") == 0) {
             if (rlvr_cmd_parse_int("tasks", flag, value, 1, 3, &v) < 0) return RLVR_EXIT_USAGE;
             opts.difficulty = (int)v;
+        } else if (strcmp(flag, "--compiler") == 0) {
+            opts.compiler = value;
         } else if (strcmp(flag, "--first") == 0) {
             if (rlvr_cmd_parse_int("tasks", flag, value, 0, UINT32_MAX, &v) < 0) return RLVR_EXIT_USAGE;
             opts.first = v;

@@ -205,7 +205,7 @@ static int generate_local(rlvr_trainer *t, rlvr_harness_job *jobs, int n, const 
     RLVR_TRY(rlvr_harness_run(t->sampler, t->run->tok, &t->run->harness, jobs, n));
     s->generate_wall += rlvr_now() - t0;
     t0 = rlvr_now();
-    for (int i = 0; i < n; i++) RLVR_TRY(rlvr_verifiers_verify(t->verifiers, &jobs[i], pool_index[i]));
+    RLVR_TRY(rlvr_verifiers_verify_jobs(t->verifiers, jobs, n, pool_index, (int)t->run->train.verify_threads));
     s->verify_wall += rlvr_now() - t0;
     return 0;
 }

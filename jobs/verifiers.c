@@ -3,10 +3,13 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "core/sys.h"
 #include "enclave/verify.h"
 #include "rl/reward.h"
 
+#include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,7 +108,13 @@ static int verifier_for(rlvr_verifiers *vs, const rlvr_task *task, size_t pool_i
     return 0;
 }
 
-int rlvr_verifiers_verify(rlvr_verifiers *vs, rlvr_harness_job *j, size_t pool_index) {
+/* What one verification added to the counts (summed by the caller, so that
+ * threads never share a counter). */
+typedef struct {
+    int64_t runs, cached;
+} verify_counts;
+
+static int verify_one(rlvr_verifiers *vs, rlvr_harness_job *j, size_t pool_index, verify_counts *counts) {
     if (j->task->verifier != RLVR_VERIFIER_TESTS) return 0;
     rlvr_rollout *r = &j->record;
     if (r->stop == RLVR_STOP_INFRA_ERROR) {
@@ -132,13 +141,13 @@ int rlvr_verifiers_verify(rlvr_verifiers *vs, rlvr_harness_job *j, size_t pool_i
         r->verdict = c->verdict;
         r->verdict_reason = c->reason;
         r->reward.outcome = c->verdict == RLVR_VERDICT_PASS ? 1.0f : 0.0f;
-        vs->cached++;
+        counts->cached++;
         return 0;
     }
     uint64_t seed = vs->run->io.seed ^ ((uint64_t)pool_index << 20);
     rc = rlvr_harness_verify(j, v->vt, seed);
     if (rc == RLVR_ENOMEM) return rc;
-    vs->runs++;
+    counts->runs++;
     if (rc < 0) {
         rlvr_log_warn("train: verification of a %s rollout failed: %s", j->task->id, rlvr_error_last());
         r->verdict = RLVR_VERDICT_INFRA;
@@ -150,3 +159,101 @@ int rlvr_verifiers_verify(rlvr_verifiers *vs, rlvr_harness_job *j, size_t pool_i
     return 0;
 }
 
+
+int rlvr_verifiers_verify(rlvr_verifiers *vs, rlvr_harness_job *j, size_t pool_index) {
+    verify_counts c = {0, 0};
+    int rc = verify_one(vs, j, pool_index, &c);
+    vs->runs += c.runs, vs->cached += c.cached;
+    return rc;
+}
+
+/* ---- many jobs on threads ------------------------------------------------------------- */
+
+typedef struct {
+    rlvr_verifiers *vs;
+    rlvr_harness_job *jobs;
+    const size_t *pool_index;
+    int n;
+    const int *first_of_task; /* job index of each distinct task's first job, in job order */
+    int n_tasks;
+    pthread_mutex_t lock;
+    int next_task;
+    verify_counts counts;
+    int error; /* first negative code */
+    char error_text[1024];
+} verify_batch;
+
+/* Verifies, in job order, every job of the task whose first job is `first`. */
+static int verify_task_jobs(verify_batch *b, int first, verify_counts *counts) {
+    size_t task = b->pool_index[first];
+    for (int i = first; i < b->n; i++)
+        if (b->pool_index[i] == task) RLVR_TRY(verify_one(b->vs, &b->jobs[i], task, counts));
+    return 0;
+}
+
+static void *verify_worker(void *arg) {
+    verify_batch *b = arg;
+    verify_counts mine = {0, 0};
+    for (;;) {
+        pthread_mutex_lock(&b->lock);
+        int k = b->error ? b->n_tasks : b->next_task++;
+        pthread_mutex_unlock(&b->lock);
+        if (k >= b->n_tasks) break;
+        int rc = verify_task_jobs(b, b->first_of_task[k], &mine);
+        if (rc < 0) {
+            pthread_mutex_lock(&b->lock);
+            if (!b->error) b->error = rc, snprintf(b->error_text, sizeof b->error_text, "%s", rlvr_error_last());
+            pthread_mutex_unlock(&b->lock);
+        }
+    }
+    pthread_mutex_lock(&b->lock);
+    b->counts.runs += mine.runs, b->counts.cached += mine.cached;
+    pthread_mutex_unlock(&b->lock);
+    return NULL;
+}
+
+/* The index of each distinct task's first job, in job order. */
+static int distinct_tasks(const size_t *pool_index, int n, int *first_of_task) {
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        bool seen = false;
+        for (int j = 0; j < k && !seen; j++) seen = pool_index[first_of_task[j]] == pool_index[i];
+        if (!seen) first_of_task[k++] = i;
+    }
+    return k;
+}
+
+int rlvr_verifiers_verify_jobs(rlvr_verifiers *vs, rlvr_harness_job *jobs, int n, const size_t *pool_index,
+                               int threads) {
+    if (n <= 0) return 0;
+    /* the sandbox host is made on first use: make it before the workers
+     * would race to; when it cannot be made, one thread meets that failure
+     * job by job (INFRA verdicts), as rlvr_verifiers_verify would */
+    bool host_ok = true;
+    for (int i = 0; i < n; i++)
+        if (jobs[i].task->verifier == RLVR_VERIFIER_TESTS) {
+            int rc = rlvr_run_host(vs->run);
+            if (rc == RLVR_ENOMEM) return rc;
+            host_ok = rc == 0;
+            break;
+        }
+    int *first_of_task = malloc((size_t)n * sizeof *first_of_task);
+    if (!first_of_task) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    verify_batch b = {.vs = vs, .jobs = jobs, .pool_index = pool_index, .n = n, .first_of_task = first_of_task};
+    b.n_tasks = distinct_tasks(pool_index, n, first_of_task);
+    if (threads < 1) threads = rlvr_physical_cores();
+    if (threads > b.n_tasks) threads = b.n_tasks;
+    if (!host_ok) threads = 1;
+    pthread_mutex_init(&b.lock, NULL);
+    pthread_t *ids = threads > 1 ? calloc((size_t)threads, sizeof *ids) : NULL;
+    int started = 0;
+    for (int i = 0; ids && i < threads; i++)
+        if (pthread_create(&ids[i], NULL, verify_worker, &b) == 0) started++;
+    if (started == 0) verify_worker(&b);
+    for (int i = 0; i < started; i++) pthread_join(ids[i], NULL);
+    free(ids);
+    pthread_mutex_destroy(&b.lock);
+    free(first_of_task);
+    vs->runs += b.counts.runs, vs->cached += b.counts.cached;
+    return b.error ? rlvr_error_set(b.error, "%s", b.error_text) : 0;
+}

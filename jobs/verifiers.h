@@ -29,6 +29,14 @@ void rlvr_verifiers_free(rlvr_verifiers *v);
  * are left as they are. Negative only for out of memory. */
 int rlvr_verifiers_verify(rlvr_verifiers *v, rlvr_harness_job *job, size_t pool_index);
 
+/* Verifies jobs[0..n) (job i of pool task pool_index[i]) exactly as
+ * rlvr_verifiers_verify on each job in order would, on up to `threads`
+ * threads (< 1: the physical cores): the jobs of one task run in their order
+ * on one thread, so the verdict cache hits the same patches, and different
+ * tasks run at once. Negative only for out of memory. */
+int rlvr_verifiers_verify_jobs(rlvr_verifiers *v, rlvr_harness_job *jobs, int n, const size_t *pool_index,
+                               int threads);
+
 /* Enclave verifications run, and verdicts taken from the cache, so far. */
 void rlvr_verifiers_counts(const rlvr_verifiers *v, int64_t *runs, int64_t *cached);
 

@@ -7,6 +7,7 @@
  *
  *   test_bugfix_c_tasks --quick   one task of every template and difficulty (unit)
  *   test_bugfix_c_tasks --all     210 tasks over all splits and difficulties (slow)
+ *   ... --compiler CC             the tasks' Makefiles name CC (default cc)
  * Tasks are checked in parallel child processes (RLVR_TEST_JOBS, default 2). */
 #include "envs/gen.h"
 #include "envs_test.h"
@@ -198,6 +199,7 @@ static void check_task(const rlvr_task *task, const char *work) {
 
 int main(int argc, char **argv) {
     bool full = argc > 1 && strcmp(argv[1], "--all") == 0;
+    const char *compiler = argc > 3 && strcmp(argv[2], "--compiler") == 0 ? argv[3] : NULL;
     const batch *batches = full ? all : quick;
     size_t n_batches = full ? sizeof all / sizeof all[0] : sizeof quick / sizeof quick[0];
     int jobs = getenv("RLVR_TEST_JOBS") ? atoi(getenv("RLVR_TEST_JOBS")) : 2;
@@ -219,6 +221,7 @@ int main(int argc, char **argv) {
         o.seed = 2024;
         o.split = batches[b].split;
         o.difficulty = batches[b].difficulty;
+        o.compiler = compiler;
         for (int i = 0; i < batches[b].count; i++) {
             rlvr_task *task = NULL;
             CHECK_OK(rlvr_task_gen_one(&task, &o, i, pool));

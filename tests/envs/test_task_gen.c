@@ -137,11 +137,49 @@ static void test_templates_and_options(void) {
     CHECK(rlvr_task_gen_one(&t, &o, 0, dir) == RLVR_EINVAL && t == NULL);
 }
 
+/* The compiler option changes the Makefile's CC line and nothing else. */
+static void test_compiler(void) {
+    rlvr_task_gen_options o = RLVR_TASK_GEN_OPTIONS_INIT;
+    o.family = "bugfix-c";
+    o.seed = 5;
+    o.first = 3;
+    char cc[4096], tcc[4096];
+    snprintf(cc, sizeof cc, "%s/cc", dir);
+    snprintf(tcc, sizeof tcc, "%s/tcc", dir);
+    CHECK_OK(rlvr_task_gen(&o, cc, NULL));
+    o.compiler = "tcc";
+    CHECK_OK(rlvr_task_gen(&o, tcc, NULL));
+    const char *id = "bugfix-c-train-d1-s5-000003";
+    char a[8192], b[8192];
+    snprintf(a, sizeof a, "%s/repos/%s", cc, id);
+    snprintf(b, sizeof b, "%s/repos/%s", tcc, id);
+    CHECK(sh("diff -r --exclude=.git --exclude=Makefile %s %s >/dev/null", a, b) == 0);
+    char *mk_cc = NULL, *mk_tcc = NULL;
+    snprintf(a, sizeof a, "%s/repos/%s/Makefile", cc, id);
+    snprintf(b, sizeof b, "%s/repos/%s/Makefile", tcc, id);
+    mk_cc = slurp(a, NULL), mk_tcc = slurp(b, NULL);
+    CHECK(mk_cc && strstr(mk_cc, "\nCC = cc\n") && mk_tcc && strstr(mk_tcc, "\nCC = tcc\n"));
+    free(mk_cc), free(mk_tcc);
+
+    o.compiler = "gcc -O2";
+    CHECK(rlvr_task_gen(&o, tcc, NULL) == RLVR_EINVAL);
+    CHECK(strstr(rlvr_error_last(), "give a command name"));
+    o.compiler = "-cc";
+    CHECK(rlvr_task_gen(&o, tcc, NULL) == RLVR_EINVAL);
+    o.compiler = "no-such-compiler-here";
+    CHECK(rlvr_task_gen(&o, tcc, NULL) == RLVR_ENOTFOUND);
+    CHECK(strstr(rlvr_error_last(), "apt-get install no-such-compiler-here"));
+    o.family = "arith"; /* only bugfix-c compiles */
+    snprintf(a, sizeof a, "%s/arith-cc", dir);
+    CHECK_OK(rlvr_task_gen(&o, a, NULL));
+}
+
 int main(void) {
     dir = tmpdir_make("taskgen");
     test_determinism();
     test_output_is_a_pool();
     test_templates_and_options();
+    test_compiler();
     rm_rf(dir);
     free(dir);
     return test_summary("test_task_gen");

@@ -37,6 +37,18 @@ check "gen bugfix-c regression" 0 "$rlvr" tasks gen bugfix-c --n 2 --seed 3 --ou
 check "gen over existing output" 1 "$rlvr" tasks gen arith --n 1 --seed 3 --out "$dir/pool"
 expect_text "already exists"
 
+# the bugfix-c compiler: written into the Makefile, refused when it is no bare
+# command name or cannot be found, and tasks built with tcc pass validation
+# in real enclaves
+check "gen bugfix-c with tcc" 0 "$rlvr" tasks gen bugfix-c --n 2 --seed 4 --out "$dir/tcc" --compiler tcc
+grep -qx "CC = tcc" "$dir/tcc/repos/bugfix-c-train-d1-s4-000001/Makefile" || { echo "FAIL: no CC = tcc"; fail=1; }
+check "tcc pool validates" 0 "$rlvr" tasks check "$dir/tcc" --runs 1
+expect_text "checked 2 tasks: 2 ok, 0 broken, 0 flaky, 0 infra"
+check "compiler with a shell word" 1 "$rlvr" tasks gen bugfix-c --n 1 --seed 4 --out "$dir/cc1" --compiler 'cc;true'
+expect_text 'bugfix-c compiler "cc;true": give a command name'
+check "compiler not installed" 1 "$rlvr" tasks gen bugfix-c --n 1 --seed 4 --out "$dir/cc2" --compiler no-such-cc
+expect_text 'bugfix-c compiler "no-such-cc" is not in /usr/local/bin, /usr/bin or /bin'
+
 check "list" 0 "$rlvr" tasks list "$dir/pool"
 expect_text "10 tasks (train 5, eval 3, regression 2); split hygiene ok"
 expect_text "arith-eval-d2-s3-000002"

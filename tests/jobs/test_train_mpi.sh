@@ -99,6 +99,20 @@ printf '\n[layout]\nverifier = 2\n' | cat "$dir/bf.ini" - > "$dir/bf2.ini"
 mkdir -p "$dir/bf2"
 cp -r "$dir/bf1/pool" "$dir/bf1/pool.manifest.json" "$dir/bf1/sft" "$dir/bf2/"
 "$RLVR" train "$dir/bf.ini" --out "$dir/bf1" > "$dir/bf1.log" 2>&1 || { cat "$dir/bf1.log"; fail "bugfix-c one process"; }
+# one process verifies a step's tasks on every core ([train] verify_threads =
+# 0); one thread gives the same verdicts, cache hits and checkpoint
+printf 'verify_threads = 1\n' > "$dir/vt.txt"
+sed '/^\[train\]/r '"$dir/vt.txt" "$dir/bf.ini" > "$dir/bf_vt1.ini"
+grep -q "^verify_threads = 1" "$dir/bf_vt1.ini" || fail "bf_vt1.ini: no verify_threads"
+mkdir -p "$dir/bf3"
+cp -r "$dir/bf1/pool" "$dir/bf1/pool.manifest.json" "$dir/bf1/sft" "$dir/bf3/"
+"$RLVR" train "$dir/bf_vt1.ini" --out "$dir/bf3" > "$dir/bf3.log" 2>&1 || { cat "$dir/bf3.log"; fail "bugfix-c one thread"; }
+same_checkpoints "$dir/bf1/checkpoints/step_00000002.h5" "$dir/bf3/checkpoints/step_00000002.h5" ||
+  fail "bugfix-c: verify_threads 0 and 1 differ"
+counts() { grep -o "[0-9]* enclave verifications, [0-9]* verdicts from the cache" "$1"; }
+[ -n "$(counts "$dir/bf1.log")" ] && [ "$(counts "$dir/bf1.log")" = "$(counts "$dir/bf3.log")" ] ||
+  { cat "$dir/bf1.log" "$dir/bf3.log"; fail "bugfix-c: verify_threads 0 and 1 counted other verifications"; }
+echo "bugfix-c: verification on every core and on one thread bit-identical ($(counts "$dir/bf1.log"))"
 mpi 4 train "$dir/bf2.ini" --out "$dir/bf2" > "$dir/bf2.log" 2>&1 || { cat "$dir/bf2.log"; fail "bugfix-c -np 4"; }
 runs=$(awk '/^train: verifier rank [0-9]+: [0-9]+ enclave verifications/ { s += $5 } END { print s + 0 }' "$dir/bf2.log")
 [ "$runs" -gt 0 ] || { cat "$dir/bf2.log"; fail "bugfix-c: the verifier ranks ran no enclave verification"; }
