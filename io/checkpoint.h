@@ -29,6 +29,7 @@
 #include "core/rng.h"
 #include "io/file.h"
 #include "policy/model.h"
+#include "policy/tokenizer.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -73,6 +74,10 @@ int rlvr_checkpoint_begin(rlvr_checkpoint_writer **out, const char *dir, const r
 /* Model configuration, parameters and, when the model has them, the two
  * AdamW moment buffers. At most once per checkpoint. */
 int rlvr_checkpoint_put_model(rlvr_checkpoint_writer *w, rlvr_model *model);
+
+/* The tokenizer the model's ids belong to, as /tokenizer (kind, and for
+ * BPE the pieces rule and the merges). At most once per checkpoint. */
+int rlvr_checkpoint_put_tokenizer(rlvr_checkpoint_writer *w, const rlvr_tokenizer *tok);
 
 /* One named state array; RLVR_EINVAL for a bad or repeated name. */
 int rlvr_checkpoint_put_array(rlvr_checkpoint_writer *w, const rlvr_state_array *a);
@@ -139,5 +144,11 @@ int rlvr_checkpoint_read_model(const rlvr_checkpoint *ck, rlvr_model *model);
 
 /* Creates a model from the stored configuration and loads it. */
 int rlvr_checkpoint_load_model(const rlvr_checkpoint *ck, rlvr_model **out);
+
+/* The stored tokenizer; the byte tokenizer for a checkpoint without one
+ * (written before tokenizers were stored, when every run was byte-level).
+ * RLVR_EFORMAT naming the file for an unknown kind or pieces rule, or bad
+ * merges. */
+int rlvr_checkpoint_read_tokenizer(const rlvr_checkpoint *ck, rlvr_tokenizer **out);
 
 #endif

@@ -1,15 +1,18 @@
 /* io/checkpoint_model.c — the model's part of a checkpoint: configuration
  * (attributes of /model), parameters (/model/params/<tensor>) and AdamW
  * moments (/optimizer/adam_m|adam_v/<tensor>), streamed between the model's
- * flat buffers and the file one chunk block at a time. */
+ * flat buffers and the file one chunk block at a time; and the tokenizer
+ * (/tokenizer) the model's ids belong to. */
 #include "core/error.h"
 #include "io/checkpoint.h"
 #include "io/checkpoint_internal.h"
 #include "io/h5util.h"
+#include "policy/bpe.h"
 #include "policy/model.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Shape of tensor `name` from the configuration (policy/model.h lists it). */
@@ -248,4 +251,59 @@ int rlvr_checkpoint_load_model(const rlvr_checkpoint *ck, rlvr_model **out) {
     }
     *out = m;
     return 0;
+}
+
+/* ---- tokenizer ---------------------------------------------------------------------------- */
+
+int rlvr_checkpoint_put_tokenizer(rlvr_checkpoint_writer *w, const rlvr_tokenizer *tok) {
+    if (rlvr_ckpt_path_exists(w->file, "tokenizer"))
+        return RLVR_FAIL(RLVR_EINVAL, "checkpoint %s: the tokenizer is stored twice", w->part);
+    hid_t g = H5Gcreate2(w->file, "tokenizer", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    RLVR_H5_CHECK(g, "%s: creating group /tokenizer", w->part);
+    int32_t n = 0;
+    const int32_t *merges = rlvr_tokenizer_merges(tok, &n);
+    bool bpe = rlvr_tokenizer_kind_of(tok) == RLVR_TOKENIZER_BPE;
+    int rc = rlvr_h5_attr_put_str(g, "kind", bpe ? "bpe" : "byte");
+    if (rc == 0 && bpe) rc = rlvr_h5_attr_put_str(g, "pieces", RLVR_BPE_PIECES);
+    hsize_t dims[2] = {(hsize_t)n, 2};
+    if (rc == 0 && bpe) rc = rlvr_h5_write_array(g, "merges", RLVR_DT_I32, 2, dims, merges, w->opt.compression);
+    H5Gclose(g);
+    return rc < 0 ? rlvr_error_wrap(rc, "checkpoint %s: writing the tokenizer", w->part) : 0;
+}
+
+static int read_bpe(hid_t g, const char *path, rlvr_tokenizer **out) {
+    char pieces[64], what[4200];
+    snprintf(what, sizeof what, "%s: /tokenizer", path);
+    RLVR_TRY(rlvr_h5_attr_get_str(g, "pieces", pieces, sizeof pieces, what));
+    if (strcmp(pieces, RLVR_BPE_PIECES) != 0)
+        return rlvr_error_set(RLVR_EFORMAT, "%s: tokenizer pieces \"%s\", this rlvr cuts text as \"%s\"", path,
+                              pieces, RLVR_BPE_PIECES);
+    int rank = 0;
+    hsize_t dims[RLVR_IO_MAX_RANK];
+    RLVR_TRY(rlvr_h5_dataset_shape(g, "merges", &rank, dims, what));
+    if (rank != 2 || dims[1] != 2 || dims[0] < 1 || dims[0] > (1 << 24))
+        return rlvr_error_set(RLVR_EFORMAT, "%s: /tokenizer/merges must be (n, 2) with 1 <= n <= %d", path, 1 << 24);
+    int32_t *m = malloc((size_t)dims[0] * 2 * sizeof *m);
+    if (!m) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    int rc = rlvr_h5_read_array(g, "merges", RLVR_DT_I32, 2, dims, m, what);
+    if (rc == 0) rc = rlvr_tokenizer_new_bpe(out, m, (int32_t)dims[0]);
+    free(m);
+    return rc < 0 ? rlvr_error_wrap(rc, "%s", path) : 0;
+}
+
+int rlvr_checkpoint_read_tokenizer(const rlvr_checkpoint *ck, rlvr_tokenizer **out) {
+    *out = NULL;
+    if (!rlvr_ckpt_path_exists(ck->file, "tokenizer")) return rlvr_tokenizer_new_byte(out);
+    hid_t g = H5Gopen2(ck->file, "tokenizer", H5P_DEFAULT);
+    RLVR_H5_CHECK(g, "%s: opening /tokenizer", ck->path);
+    char kind[32], what[4200];
+    snprintf(what, sizeof what, "%s: /tokenizer", ck->path);
+    int rc = rlvr_h5_attr_get_str(g, "kind", kind, sizeof kind, what);
+    if (rc == 0) {
+        if (strcmp(kind, "byte") == 0) rc = rlvr_tokenizer_new_byte(out);
+        else if (strcmp(kind, "bpe") == 0) rc = read_bpe(g, ck->path, out);
+        else rc = rlvr_error_set(RLVR_EFORMAT, "%s: tokenizer kind \"%s\" (this rlvr knows byte and bpe)", ck->path, kind);
+    }
+    H5Gclose(g);
+    return rc;
 }

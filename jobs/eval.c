@@ -127,7 +127,7 @@ typedef struct {
     rlvr_eval_task *tasks;
     size_t n_tasks;
     rlvr_config *cfg;
-    rlvr_tokenizer *tok;
+    rlvr_tokenizer *toks[2]; /* each checkpoint's own */
     rlvr_model *models[2];
     rlvr_checkpoint_info info[2];
     rlvr_eval_result *results[2];
@@ -142,7 +142,7 @@ static int load_pool(eval_state *st, const eval_args *a) {
 /* The model of checkpoint i; the first one's stored configuration is kept
  * when no --config is given. */
 static int load_checkpoint(eval_state *st, const eval_args *a, int i) {
-    return rlvr_evaljob_load_checkpoint(a->checkpoints[i], st->tok, &st->models[i], &st->info[i],
+    return rlvr_evaljob_load_checkpoint(a->checkpoints[i], &st->toks[i], &st->models[i], &st->info[i],
                                         i == 0 && !a->config ? &st->cfg : NULL);
 }
 
@@ -155,7 +155,6 @@ static int options_for(rlvr_eval_options *o, const eval_state *st, const eval_ar
 }
 
 static int evaluate(eval_state *st, const eval_args *a) {
-    RLVR_TRY(rlvr_tokenizer_new_byte(&st->tok));
     RLVR_TRY(load_pool(st, a));
     if (a->config) RLVR_TRY(rlvr_config_load(&st->cfg, a->config, rlvr_all_config_schemas));
     for (int i = 0; i < a->n_checkpoints; i++) RLVR_TRY(load_checkpoint(st, a, i));
@@ -166,7 +165,7 @@ static int evaluate(eval_state *st, const eval_args *a) {
         fprintf(stderr, "eval: %s on %zu tasks x %lld samples\n", a->checkpoints[i], st->n_tasks,
                 (long long)a->samples);
         last = 0;
-        RLVR_TRY(rlvr_eval_run(&st->results[i], st->models[i], st->tok, st->tasks, st->n_tasks, &o));
+        RLVR_TRY(rlvr_eval_run(&st->results[i], st->models[i], st->toks[i], st->tasks, st->n_tasks, &o));
     }
     return 0;
 }
@@ -175,9 +174,9 @@ static void state_free(eval_state *st) {
     for (int i = 0; i < 2; i++) {
         rlvr_eval_result_free(st->results[i]);
         rlvr_model_free(st->models[i]);
+        rlvr_tokenizer_free(st->toks[i]);
     }
     rlvr_config_free(st->cfg);
-    rlvr_tokenizer_free(st->tok);
     free(st->tasks);
     rlvr_pool_manifest_free(st->manifest);
     rlvr_task_pool_free(st->pool);

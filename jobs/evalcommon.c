@@ -31,25 +31,27 @@ int rlvr_evaljob_load_pool(rlvr_task_pool **pool, rlvr_pool_manifest **manifest,
     return rc;
 }
 
-int rlvr_evaljob_load_checkpoint(const char *path, const rlvr_tokenizer *tok, rlvr_model **model,
+int rlvr_evaljob_load_checkpoint(const char *path, rlvr_tokenizer **tok, rlvr_model **model,
                                  rlvr_checkpoint_info *info, rlvr_config **stored_config) {
     rlvr_checkpoint *ck = NULL;
-    *model = NULL;
+    *model = NULL, *tok = NULL;
     int rc = rlvr_checkpoint_open(&ck, path);
     if (rc < 0) return rlvr_error_wrap(rc, "checkpoint %s", path);
     *info = *rlvr_checkpoint_info_of(ck);
     info->config_text = "";
     rc = rlvr_checkpoint_load_model(ck, model);
+    if (rc == 0) rc = rlvr_checkpoint_read_tokenizer(ck, tok);
     const char *text = rlvr_checkpoint_info_of(ck)->config_text;
     if (rc == 0 && stored_config && !*stored_config && text && text[0]) {
         rc = rlvr_config_parse(stored_config, text, path, rlvr_all_config_schemas);
         if (rc < 0) rc = rlvr_error_wrap(rc, "the configuration stored in %s (give the run's with --config)", path);
     }
     rlvr_checkpoint_close(ck);
-    if (rc == 0) rc = rlvr_tokenizer_check_model(tok, rlvr_model_config_of(*model));
+    if (rc == 0) rc = rlvr_tokenizer_check_model(*tok, rlvr_model_config_of(*model));
     if (rc < 0) {
         rlvr_model_free(*model);
-        *model = NULL;
+        rlvr_tokenizer_free(*tok);
+        *model = NULL, *tok = NULL;
         return rlvr_error_wrap(rc, "checkpoint %s", path);
     }
     return 0;

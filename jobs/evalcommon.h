@@ -26,7 +26,7 @@ int rlvr_evaljob_load_pool(rlvr_task_pool **pool, rlvr_pool_manifest **manifest,
  * (info->config_text set to ""). When stored_config is non-NULL the
  * configuration stored in the checkpoint is parsed into it (against every
  * module's keys; left NULL when none was stored). Errors name the file. */
-int rlvr_evaljob_load_checkpoint(const char *path, const rlvr_tokenizer *tok, rlvr_model **model,
+int rlvr_evaljob_load_checkpoint(const char *path, rlvr_tokenizer **tok, rlvr_model **model,
                                  rlvr_checkpoint_info *info, rlvr_config **stored_config);
 
 /* Evaluation options: the defaults, then the run's configuration when cfg

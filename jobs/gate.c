@@ -123,7 +123,7 @@ static int parse(gate_args *a, int argc, char **argv) {
 
 typedef struct {
     rlvr_config *cfg;
-    rlvr_tokenizer *tok;
+    rlvr_tokenizer *cand_tok, *base_tok; /* each checkpoint's own */
     rlvr_model *cand_model, *base_model;
     rlvr_checkpoint_info cand_info, base_info;
     char candidate[PATH_MAX], baseline[PATH_MAX], pool_path[PATH_MAX];
@@ -176,11 +176,10 @@ static int pool_path(gate_state *st, const gate_args *a) {
 }
 
 static int load(gate_state *st, const gate_args *a) {
-    RLVR_TRY(rlvr_tokenizer_new_byte(&st->tok));
     if (a->config) RLVR_TRY(rlvr_config_load(&st->cfg, a->config, rlvr_all_config_schemas));
-    RLVR_TRY(rlvr_evaljob_load_checkpoint(a->candidate, st->tok, &st->cand_model, &st->cand_info,
+    RLVR_TRY(rlvr_evaljob_load_checkpoint(a->candidate, &st->cand_tok, &st->cand_model, &st->cand_info,
                                           a->config ? NULL : &st->cfg));
-    RLVR_TRY(rlvr_evaljob_load_checkpoint(a->baseline, st->tok, &st->base_model, &st->base_info, NULL));
+    RLVR_TRY(rlvr_evaljob_load_checkpoint(a->baseline, &st->base_tok, &st->base_model, &st->base_info, NULL));
     absolute(st->candidate, sizeof st->candidate, a->candidate);
     absolute(st->baseline, sizeof st->baseline, a->baseline);
     RLVR_TRY(gate_options(st, a));
@@ -208,13 +207,14 @@ static int evaluate_split(gate_state *st, rlvr_gate_split *s, const rlvr_eval_op
     RLVR_TRY(rlvr_eval_tasks_from_pool(&tasks, &n, st->pool, st->manifest, &s->split, (size_t)st->opt.limit));
     rlvr_eval_result **r = st->results[s - st->splits];
     const rlvr_model *models[2] = {st->base_model, st->cand_model};
+    const rlvr_tokenizer *toks[2] = {st->base_tok, st->cand_tok};
     const char *names[2] = {a->baseline, a->candidate};
     int rc = 0;
     for (int i = 0; i < 2 && rc == 0; i++) {
         fprintf(stderr, "gate: %s on %zu %s tasks x %d samples\n", names[i], n, rlvr_split_name(s->split),
                 o->samples);
         *(double *)o->progress_arg = 0;
-        rc = rlvr_eval_run(&r[i], models[i], st->tok, tasks, n, o);
+        rc = rlvr_eval_run(&r[i], models[i], toks[i], tasks, n, o);
     }
     free(tasks);
     s->base = r[0];
@@ -496,7 +496,8 @@ static void state_free(gate_state *st) {
     rlvr_model_free(st->cand_model);
     rlvr_model_free(st->base_model);
     rlvr_config_free(st->cfg);
-    rlvr_tokenizer_free(st->tok);
+    rlvr_tokenizer_free(st->cand_tok);
+    rlvr_tokenizer_free(st->base_tok);
     rlvr_pool_manifest_free(st->manifest);
     rlvr_task_pool_free(st->pool);
 }

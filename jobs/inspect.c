@@ -13,6 +13,7 @@
 #include "io/metrics.h"
 #include "io/shard.h"
 #include "jobs/commands.h"
+#include "jobs/run.h"
 #include "policy/tokenizer.h"
 
 #include <dirent.h>
@@ -196,6 +197,27 @@ static void print_step_files(const char *path, int64_t step, int rank) {
                (long long)step, files, dir, lo, hi, rank);
 }
 
+/* The tokenizer of a shard's run: <run>/tokenizer.json beside <run>/shards/
+ * (a BPE run), else the byte tokenizer; NULL when neither can be made (ids
+ * then print as <id>). */
+static int shard_tokenizer(const char *shard, rlvr_tokenizer **tok) {
+    char dir[4096], path[4200];
+    snprintf(dir, sizeof dir, "%s", shard);
+    for (int up = 0; up < 2; up++) {
+        char *slash = strrchr(dir, '/');
+        if (slash) *slash = 0;
+        else snprintf(dir, sizeof dir, ".");
+    }
+    snprintf(path, sizeof path, "%s/tokenizer.json", dir);
+    if (access(path, R_OK) == 0) {
+        int rc = rlvr_tokenizer_file_read(path, tok);
+        if (rc == 0) printf("(tokens decoded with %s)\n", path);
+        return rc;
+    }
+    if (rlvr_tokenizer_new_byte(tok) < 0) *tok = NULL;
+    return 0;
+}
+
 static int inspect_shard(const inspect_opts *o) {
     rlvr_shard *s;
     RLVR_TRY(rlvr_shard_open(&s, o->path));
@@ -207,7 +229,7 @@ static int inspect_shard(const inspect_opts *o) {
         return rc;
     }
     rlvr_tokenizer *tok = NULL;
-    if (rlvr_tokenizer_new_byte(&tok) < 0) tok = NULL; /* then ids print as <id> */
+    rc = shard_tokenizer(o->path, &tok);
     printf("%s: rollout shard, format %d: step %lld, rank %d, written %s\n", o->path, info->format_version,
            (long long)info->step, info->rank, info->created_utc);
     print_step_files(o->path, info->step, info->rank);
@@ -283,6 +305,13 @@ static int inspect_checkpoint(const inspect_opts *o) {
     } else {
         printf("model: none stored\n");
     }
+    rlvr_tokenizer *tok = NULL;
+    if (rc == 0 && (rc = rlvr_checkpoint_read_tokenizer(ck, &tok)) == 0) {
+        char d[64];
+        rlvr_tokenizer_describe(tok, d, sizeof d);
+        printf("tokenizer: %s, %d ids\n", d, (int)rlvr_tokenizer_vocab_size(tok));
+    }
+    rlvr_tokenizer_free(tok);
     if (rc == 0 && o->config) printf("\n%s%s", info->config_text, strlen(info->config_text) ? "" : "(empty)\n");
     rlvr_checkpoint_close(ck);
     if (rc == 0) {

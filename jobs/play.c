@@ -44,15 +44,19 @@ int play_parse_flag(play_options *o, int argc, char **argv, int *i) {
     }
 }
 
-static int load_model(rlvr_model **out, const play_options *o, const rlvr_tokenizer *tok, int32_t context) {
+/* The checkpoint's model and tokenizer, or a small random-weights model
+ * with the byte tokenizer. */
+static int load_model(rlvr_model **out, rlvr_tokenizer **tok, const play_options *o, int32_t context) {
     if (o->checkpoint) {
         rlvr_checkpoint *ck = NULL;
         RLVR_TRY(rlvr_checkpoint_open(&ck, o->checkpoint));
         int rc = rlvr_checkpoint_load_model(ck, out);
+        if (rc == 0) rc = rlvr_checkpoint_read_tokenizer(ck, tok);
         rlvr_checkpoint_close(ck);
         return rc;
     }
-    rlvr_model_config cfg = {.vocab = rlvr_tokenizer_vocab_size(tok), .d_model = 64, .n_layers = 2, .n_heads = 4,
+    RLVR_TRY(rlvr_tokenizer_new_byte(tok));
+    rlvr_model_config cfg = {.vocab = rlvr_tokenizer_vocab_size(*tok), .d_model = 64, .n_layers = 2, .n_heads = 4,
                              .n_kv_heads = 2, .d_ff = 128, .max_seq = context, .rope_theta = 10000.0f,
                              .norm_eps = 1e-5f, .init_seed = o->seed, .init_std = 0.02f};
     return rlvr_model_new(out, &cfg);
@@ -79,10 +83,9 @@ int play_open(play_setup *p, const play_options *o, int slots) {
     memset(p, 0, sizeof *p);
     RLVR_TRY(harness_of_checkpoint(&p->opt, o->checkpoint));
     RLVR_TRY(rlvr_task_load_file(&p->task, o->task));
-    RLVR_TRY(rlvr_tokenizer_new_byte(&p->tok));
     rlvr_task_budgets b;
     rlvr_task_budgets_resolve(&p->task->budgets, &p->opt.budgets, &b);
-    RLVR_TRY(load_model(&p->model, o, p->tok, (int32_t)b.context_tokens));
+    RLVR_TRY(load_model(&p->model, &p->tok, o, (int32_t)b.context_tokens));
     RLVR_TRY(rlvr_tokenizer_check_model(p->tok, rlvr_model_config_of(p->model)));
     rlvr_sampler_config sc = RLVR_SAMPLER_CONFIG_INIT;
     sc.temperature = o->temperature;

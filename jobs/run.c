@@ -12,6 +12,7 @@
 #include "io/manifest.h"
 #include "jobs/commands.h"
 #include "jobs/schemas.h"
+#include "policy/bpe.h"
 #include "policy/model_config.h"
 
 #include <errno.h>
@@ -56,6 +57,20 @@ const rlvr_config_key rlvr_sft_config_keys[] = {
      "does not hold (the fix's new text), the tool's refusal, then the right edit; the mistaken turn is context, "
      "not a target",
      NULL, RLVR_CFG_RANGE(0, 1)},
+    {NULL, NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+const rlvr_config_key rlvr_tokenizer_config_keys[] = {
+    {"tokenizer", "kind", RLVR_CFG_ENUM, "byte",
+     "how text becomes the policy's ids: `byte` (one id per byte) or `bpe` (byte-pair merges learned by `rlvr sft` "
+     "from its demonstrations, kept in <run>/tokenizer.json and in every checkpoint)",
+     "byte|bpe", RLVR_CFG_ANY},
+    {"tokenizer", "merges", RLVR_CFG_INT, "1024",
+     "bpe: merges learned at most (the vocabulary is 267 + merges ids; [model] vocab must hold them)", NULL,
+     RLVR_CFG_RANGE(1, 1e6)},
+    {"tokenizer", "corpus_demos", RLVR_CFG_INT, "256",
+     "bpe: the first this many demonstrations, rendered byte by byte, are the text the merges are learned from",
+     NULL, RLVR_CFG_RANGE(1, 1e7)},
     {NULL, NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -130,9 +145,25 @@ static int read_train(rlvr_train_config *o, const rlvr_config *cfg) {
     return 0;
 }
 
+static int read_tokenizer(rlvr_tokenizer_config *o, const rlvr_config *cfg) {
+    const char *kind;
+    RLVR_TRY(rlvr_config_get_string(cfg, "tokenizer", "kind", &kind));
+    o->bpe = strcmp(kind, "bpe") == 0;
+    RLVR_TRY(rlvr_config_get_int(cfg, "tokenizer", "merges", &o->merges));
+    RLVR_TRY(rlvr_config_get_int(cfg, "tokenizer", "corpus_demos", &o->corpus_demos));
+    return 0;
+}
+
 /* Rules between sections that no single key's range can state. */
 static int cross_checks(rlvr_run *r) {
     const rlvr_config *cfg = r->cfg;
+    int64_t bpe_ids = RLVR_TOKENIZER_FIRST_MERGE + r->tokenizer.merges;
+    if (r->tokenizer.bpe && r->model.vocab < bpe_ids)
+        return rlvr_config_error(cfg, "model", "vocab",
+                                 "%d is smaller than the %lld ids a BPE tokenizer of [tokenizer] merges = %lld may "
+                                 "have (256 bytes + %d special tokens + merges): set vocab = %lld",
+                                 r->model.vocab, (long long)bpe_ids, (long long)r->tokenizer.merges,
+                                 RLVR_SPECIAL_COUNT, (long long)bpe_ids);
     if (r->harness.budgets.policy_tokens > r->rl.reward.max_tokens)
         return rlvr_config_error(cfg, "reward", "max_tokens",
                                  "%lld is below [harness] max_policy_tokens = %lld: a rollout the harness allows "
@@ -169,10 +200,13 @@ int rlvr_run_open(rlvr_run *r, const char *config_path, const char *out_dir) {
     if (rc == 0) rc = rlvr_enclave_settings_from_config(r->cfg, &r->enclave);
     if (rc == 0) rc = read_sft(&r->sft, r->cfg);
     if (rc == 0) rc = read_train(&r->train, r->cfg);
+    if (rc == 0) rc = read_tokenizer(&r->tokenizer, r->cfg);
     if (rc == 0) r->stop_step = r->train.steps;
     if (rc == 0) rc = cross_checks(r);
     if (rc == 0) rc = rlvr_tokenizer_new_byte(&r->tok);
     if (rc == 0) rc = rlvr_tokenizer_check_model(r->tok, &r->model);
+    r->tok_pending = r->tokenizer.bpe;
+    if (rc == 0) rc = rlvr_run_reload_tokenizer(r);
     r->sampler.seed = r->io.seed;
     if (rc < 0) rlvr_run_close(r);
     return rc;
@@ -471,14 +505,125 @@ int rlvr_run_host(rlvr_run *r) {
     return 0;
 }
 
+/* ---- the tokenizer ------------------------------------------------------------------- */
+
+#define TOKENIZER_FORMAT "rlvr-tokenizer/1"
+
+static int tokenizer_path(const rlvr_run *r, char *path, size_t cap) {
+    return rlvr_run_path(path, cap, r->io.run_dir, "tokenizer.json");
+}
+
+static int write_tokenizer_file(const char *path, const rlvr_tokenizer *tok) {
+    int32_t n = 0;
+    const int32_t *m = rlvr_tokenizer_merges(tok, &n);
+    json_t *merges = json_array();
+    for (int32_t i = 0; merges && i < n; i++) json_array_append_new(merges, json_pack("[i, i]", m[2 * i], m[2 * i + 1]));
+    json_t *o = merges ? json_pack("{s:s, s:s, s:s, s:o}", "format", TOKENIZER_FORMAT, "kind", "bpe", "pieces",
+                                   RLVR_BPE_PIECES, "merges", merges)
+                       : NULL;
+    char part[RLVR_IO_PATH_CAP + 8];
+    snprintf(part, sizeof part, "%s.part", path);
+    int rc = o ? 0 : RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    if (rc == 0 && json_dump_file(o, part, JSON_COMPACT) != 0) rc = RLVR_FAIL(RLVR_EIO, "cannot write %s", part);
+    if (rc == 0 && rename(part, path) != 0) rc = RLVR_FAIL(RLVR_EIO, "cannot rename %s: %s", part, strerror(errno));
+    json_decref(o);
+    return rc;
+}
+
+int rlvr_tokenizer_file_read(const char *path, rlvr_tokenizer **out) {
+    json_error_t err;
+    json_t *o = json_load_file(path, 0, &err);
+    if (!o) return RLVR_FAIL(RLVR_EFORMAT, "%s:%d: %s", path, err.line, err.text);
+    const char *format = NULL, *kind = NULL, *pieces = NULL;
+    json_t *merges = NULL;
+    int rc = 0;
+    if (json_unpack(o, "{s:s, s:s, s:s, s:o}", "format", &format, "kind", &kind, "pieces", &pieces, "merges",
+                    &merges) != 0 ||
+        !json_is_array(merges))
+        rc = RLVR_FAIL(RLVR_EFORMAT, "%s: not a tokenizer file (wants format, kind, pieces and merges)", path);
+    else if (strcmp(format, TOKENIZER_FORMAT) != 0 || strcmp(kind, "bpe") != 0 || strcmp(pieces, RLVR_BPE_PIECES) != 0)
+        rc = RLVR_FAIL(RLVR_EFORMAT, "%s: %s of kind %s with pieces %s; this rlvr reads %s, bpe, %s", path, format,
+                       kind, pieces, TOKENIZER_FORMAT, RLVR_BPE_PIECES);
+    size_t n = rc == 0 ? json_array_size(merges) : 0;
+    int32_t *m = rc == 0 ? malloc((n ? n : 1) * 2 * sizeof *m) : NULL;
+    if (rc == 0 && !m) rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        json_int_t a, b;
+        if (json_unpack(json_array_get(merges, i), "[I, I]", &a, &b) != 0 || a < 0 || b < 0 || a > INT32_MAX ||
+            b > INT32_MAX)
+            rc = RLVR_FAIL(RLVR_EFORMAT, "%s: merge %zu is not a pair of ids", path, i);
+        else m[2 * i] = (int32_t)a, m[2 * i + 1] = (int32_t)b;
+    }
+    if (rc == 0) rc = rlvr_tokenizer_new_bpe(out, m, (int32_t)n);
+    if (rc < 0 && rc != RLVR_ENOMEM) rc = rlvr_error_wrap(rc, "%s", path);
+    free(m);
+    json_decref(o);
+    return rc;
+}
+
+int rlvr_run_set_tokenizer(rlvr_run *r, rlvr_tokenizer *tok, const char *from) {
+    char want[64], got[64], path[RLVR_IO_PATH_CAP];
+    rlvr_tokenizer_describe(r->tok, want, sizeof want);
+    rlvr_tokenizer_describe(tok, got, sizeof got);
+    int rc = tokenizer_path(r, path, sizeof path);
+    if (rc == 0 && !r->tok_pending && !rlvr_tokenizer_equal(tok, r->tok))
+        rc = RLVR_FAIL(RLVR_EFORMAT, "%s uses the tokenizer %s, this run uses %s ([tokenizer] kind%s): its ids mean "
+                                     "other text; start from a checkpoint of this run, or give the run another --out",
+                       from, got, want, r->tokenizer.bpe ? ", " : "");
+    if (rc == 0 && r->tok_pending && rlvr_tokenizer_kind_of(tok) != RLVR_TOKENIZER_BPE)
+        rc = RLVR_FAIL(RLVR_EFORMAT, "%s uses the byte tokenizer, and [tokenizer] kind = bpe: set kind = byte to start "
+                                     "from it",
+                       from);
+    if (rc == 0 && r->tok_pending) rc = rlvr_tokenizer_check_model(tok, &r->model);
+    if (rc == 0 && r->tok_pending) rc = write_tokenizer_file(path, tok);
+    if (rc < 0 || !r->tok_pending) {
+        rlvr_tokenizer_free(tok);
+        return rc;
+    }
+    rlvr_tokenizer_free(r->tok);
+    r->tok = tok, r->tok_pending = false;
+    return 0;
+}
+
+int rlvr_run_reload_tokenizer(rlvr_run *r) {
+    char path[RLVR_IO_PATH_CAP];
+    if (!r->tok_pending) return 0;
+    RLVR_TRY(tokenizer_path(r, path, sizeof path));
+    if (!exists(path)) return 0;
+    rlvr_tokenizer *tok = NULL;
+    RLVR_TRY(rlvr_tokenizer_file_read(path, &tok));
+    int rc = rlvr_tokenizer_check_model(tok, &r->model);
+    if (rc < 0) {
+        rlvr_tokenizer_free(tok);
+        return rlvr_error_wrap(rc, "%s", path);
+    }
+    rlvr_tokenizer_free(r->tok);
+    r->tok = tok, r->tok_pending = false;
+    return 0;
+}
+
+int rlvr_run_require_tokenizer(rlvr_run *r) {
+    RLVR_TRY(rlvr_run_reload_tokenizer(r));
+    if (!r->tok_pending) return 0;
+    char path[RLVR_IO_PATH_CAP];
+    RLVR_TRY(tokenizer_path(r, path, sizeof path));
+    return RLVR_FAIL(RLVR_ESTATE,
+                     "[tokenizer] kind = bpe, and the run has no tokenizer yet (%s): run `rlvr sft` first, which "
+                     "learns it, or set [train] init to a checkpoint that holds one",
+                     path);
+}
+
 /* ---- models -------------------------------------------------------------------------- */
 
 int rlvr_run_new_model(const rlvr_run *r, rlvr_model **out) { return rlvr_model_new(out, &r->model); }
 
-int rlvr_run_load_model(const rlvr_run *r, const char *checkpoint_path, bool moments, rlvr_model **out) {
+int rlvr_run_load_model(rlvr_run *r, const char *checkpoint_path, bool moments, rlvr_model **out) {
     rlvr_checkpoint *ck = NULL;
     RLVR_TRY(rlvr_checkpoint_open(&ck, checkpoint_path));
-    int rc = rlvr_run_new_model(r, out);
+    rlvr_tokenizer *tok = NULL;
+    int rc = rlvr_checkpoint_read_tokenizer(ck, &tok);
+    if (rc == 0) rc = rlvr_run_set_tokenizer(r, tok, checkpoint_path);
+    if (rc == 0) rc = rlvr_run_new_model(r, out);
     if (rc == 0) rc = rlvr_checkpoint_read_model(ck, *out);
     rlvr_checkpoint_close(ck);
     if (rc == 0 && !moments && rlvr_model_adam_m(*out)) {

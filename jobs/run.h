@@ -59,6 +59,12 @@ typedef struct {
     bool promoted_only;      /* rollout_policy = promoted: rollouts use only the RUN/promoted checkpoint */
 } rlvr_train_config;
 
+/* [tokenizer]: how text becomes the policy's ids. */
+typedef struct {
+    bool bpe;             /* kind = bpe (else byte) */
+    int64_t merges;       /* bpe: merges to learn at most */
+    int64_t corpus_demos; /* bpe: demonstrations whose text the merges are learned from */
+} rlvr_tokenizer_config;
 
 typedef struct {
     rlvr_config *cfg;
@@ -73,7 +79,9 @@ typedef struct {
     rlvr_sft_config sft;
     rlvr_train_config train;
     int64_t stop_step;            /* the last step this job takes: [train] steps, or --until-step */
-    rlvr_tokenizer *tok;
+    rlvr_tokenizer_config tokenizer;
+    rlvr_tokenizer *tok;          /* the run's tokenizer (rlvr_run_set_tokenizer) */
+    bool tok_pending;             /* [tokenizer] kind = bpe and none yet: tok is a byte placeholder */
     /* the pool (rlvr_run_pool) */
     char pool_path[RLVR_IO_PATH_CAP];
     rlvr_task_pool *pool;
@@ -101,10 +109,34 @@ int rlvr_run_pool(rlvr_run *r, bool may_build);
 int rlvr_run_host(rlvr_run *r);
 
 /* A fresh model from [model] (init_seed), or the model stored in a
- * checkpoint (its configuration must equal [model]'s, field by field). */
+ * checkpoint (its configuration must equal [model]'s, field by field, and
+ * its tokenizer the run's: rlvr_run_set_tokenizer, which a run still
+ * waiting for its BPE tokenizer takes it from). */
 int rlvr_run_new_model(const rlvr_run *r, rlvr_model **out);
-int rlvr_run_load_model(const rlvr_run *r, const char *checkpoint_path, bool moments, rlvr_model **out);
+int rlvr_run_load_model(rlvr_run *r, const char *checkpoint_path, bool moments, rlvr_model **out);
 /* (moments false: the AdamW moments start at zero, e.g. RL after SFT) */
+
+/* The run's tokenizer. With [tokenizer] kind = byte it is the byte
+ * tokenizer from the start. With kind = bpe it is <run>/tokenizer.json
+ * (docs/FORMATS.md "Tokenizer"), read by rlvr_run_open once it exists; until
+ * then the run is pending (tok is the byte tokenizer as a placeholder) and
+ * the first tokenizer set is kept: learned by `rlvr sft`, or taken from the
+ * checkpoint a job starts from, and written to <run>/tokenizer.json
+ * (atomically). Later ones must equal it: RLVR_EFORMAT naming `from` (the
+ * checkpoint) otherwise, and when a pending run is offered a byte
+ * tokenizer or one with more ids than [model] vocab. Takes ownership of
+ * tok (freed on error). */
+int rlvr_run_set_tokenizer(rlvr_run *r, rlvr_tokenizer *tok, const char *from);
+/* Reads a tokenizer file (<run>/tokenizer.json, docs/FORMATS.md
+ * "Tokenizer"); RLVR_EFORMAT naming the file when it is not one. */
+int rlvr_tokenizer_file_read(const char *path, rlvr_tokenizer **out);
+
+/* A pending run reads <run>/tokenizer.json when it exists now (a rank that
+ * opened the run before the leader wrote it); 0 either way. */
+int rlvr_run_reload_tokenizer(rlvr_run *r);
+/* rlvr_run_reload_tokenizer, then RLVR_ESTATE saying how to get one when
+ * the run is still pending (jobs that tokenize: RL, evaluation). */
+int rlvr_run_require_tokenizer(rlvr_run *r);
 
 /* The run manifest of one job (io/manifest.h, docs/FORMATS.md "Run
  * manifest") at `path`: gathered and written now with status "running"
@@ -140,6 +172,12 @@ int rlvr_run_demo_tasks(rlvr_run *r, rlvr_task_pool **out);
  * 1 when a signal (rlvr_run_stop_flag) stopped it between calls: nothing is
  * returned. */
 int rlvr_sft_demos(rlvr_run *r, rlvr_model *model, rlvr_rollout **out, int *n_out);
+
+/* A pending BPE run learns its tokenizer ([tokenizer] merges) from the text
+ * of the first [tokenizer] corpus_demos demonstrations, rendered with the
+ * byte tokenizer, and sets it (rlvr_run_set_tokenizer); 0 and nothing done
+ * when the run is not pending. 1 when a signal stopped the rendering. */
+int rlvr_sft_learn_tokenizer(rlvr_run *r, rlvr_model *model);
 /* The SFT job: 0 when finished (final checkpoint path to final_checkpoint),
  * 1 when stopped by a signal (at the next step boundary, after a
  * checkpoint; while the pool is checked or the demonstrations render,

@@ -23,6 +23,7 @@ const rlvr_config_key *const rlvr_all_config_schemas[] = {
     rlvr_harness_config_keys,
     rlvr_layout_config_keys,
     rlvr_io_config_keys,
+    rlvr_tokenizer_config_keys,
     rlvr_sft_config_keys,
     rlvr_train_config_keys,
     rlvr_quickstart_config_keys,

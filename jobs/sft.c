@@ -25,6 +25,7 @@
 #include "jobs/commands.h"
 #include "jobs/pack.h"
 #include "jobs/run.h"
+#include "policy/bpe.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -59,13 +60,19 @@ static int demo_set_add(demo_set *d, const rlvr_task *t, bool recovery) {
     return 0;
 }
 
-int rlvr_sft_demos(rlvr_run *r, rlvr_model *model, rlvr_rollout **out, int *n_out) {
+/* Renders the demonstrations of the first `limit` demonstration tasks (all
+ * when limit < 0), with their recovery copies when `recovery`; as
+ * rlvr_sft_demos otherwise. `what` names them in the progress lines. */
+static int render_demos(rlvr_run *r, rlvr_model *model, int limit, bool recovery, const char *what,
+                        rlvr_rollout **out, int *n_out) {
     rlvr_task_pool *extra = NULL;
     RLVR_TRY(rlvr_run_demo_tasks(r, &extra));
     /* [sft] pool_demos = false: the pool's train tasks are left to RL */
     int n_pool = r->sft.pool_demos ? r->n_split[RLVR_SPLIT_TRAIN] : 0;
     int n_tasks = n_pool + (extra ? (int)rlvr_task_pool_size(extra) : 0), n_recovery = 0;
-    for (int i = 0; i < n_tasks; i++) n_recovery += gets_recovery(i, r->sft.recovery_share);
+    if (limit >= 0 && n_tasks > limit) n_tasks = limit;
+    double share = recovery ? r->sft.recovery_share : 0;
+    for (int i = 0; i < n_tasks; i++) n_recovery += gets_recovery(i, share);
     demo_set set = {.cap = n_tasks + n_recovery};
     set.demos = calloc((size_t)set.cap, sizeof *set.demos);
     set.jobs = calloc((size_t)set.cap, sizeof *set.jobs);
@@ -78,7 +85,7 @@ int rlvr_sft_demos(rlvr_run *r, rlvr_model *model, rlvr_rollout **out, int *n_ou
             const rlvr_task *t = i < n_pool
                                      ? rlvr_task_pool_get(r->pool, (size_t)r->split_tasks[RLVR_SPLIT_TRAIN][i])
                                      : rlvr_task_pool_get(extra, (size_t)(i - n_pool));
-            if (pass == 0 || gets_recovery(i, r->sft.recovery_share)) rc = demo_set_add(&set, t, pass == 1);
+            if (pass == 0 || gets_recovery(i, share)) rc = demo_set_add(&set, t, pass == 1);
         }
     if (rc == 0 && n_recovery > 0)
         fprintf(stderr, "sft: %d recovery demonstrations (a refused edit, then the right one); %d of the %d tasks "
@@ -102,7 +109,7 @@ int rlvr_sft_demos(rlvr_run *r, rlvr_model *model, rlvr_rollout **out, int *n_ou
         rc = rlvr_harness_run(s, r->tok, &r->harness, jobs + done, chunk);
         done += chunk;
         if (rc == 0 && done < n && (done / per_call) % 4 == 0)
-            fprintf(stderr, "sft: %d/%d demonstrations rendered (%.0f s)\n", done, n, rlvr_now() - t0);
+            fprintf(stderr, "sft: %d/%d %s rendered (%.0f s)\n", done, n, what, rlvr_now() - t0);
     }
     bool stopped = rc == 0 && done < n; /* by a signal: nothing rendered is kept */
     int kept = 0, dropped = 0;
@@ -119,7 +126,7 @@ int rlvr_sft_demos(rlvr_run *r, rlvr_model *model, rlvr_rollout **out, int *n_ou
         kept++;
     }
     if (rc == 0 && !stopped)
-        fprintf(stderr, "sft: %d demonstrations rendered through the harness in %.1f s (%d left out)\n", kept,
+        fprintf(stderr, "sft: %d %s rendered through the harness in %.1f s (%d left out)\n", kept, what,
                 rlvr_now() - t0, dropped);
     if (rc == 0 && !stopped && kept == 0) rc = RLVR_FAIL(RLVR_EINVAL, "sft: no usable demonstration");
     for (int i = 0; jobs && i < n; i++) rlvr_harness_job_clear(&jobs[i]);
@@ -134,6 +141,92 @@ int rlvr_sft_demos(rlvr_run *r, rlvr_model *model, rlvr_rollout **out, int *n_ou
     }
     *out = recs, *n_out = kept;
     return 0;
+}
+
+int rlvr_sft_demos(rlvr_run *r, rlvr_model *model, rlvr_rollout **out, int *n_out) {
+    return render_demos(r, model, -1, true, "demonstrations", out, n_out);
+}
+
+/* ---- the tokenizer ------------------------------------------------------------------------ */
+
+/* Calls fn on each text between a record's special tokens (the record was
+ * rendered with the byte tokenizer: ids below 256 are bytes; a text longer
+ * than 4 KiB comes in parts); *specials gets how many special tokens it
+ * holds. */
+typedef int (*text_fn)(void *arg, const char *text, size_t len);
+
+static int for_each_text(const rlvr_tokenizer *byte, const rlvr_rollout *rec, text_fn fn, void *arg,
+                         int64_t *specials) {
+    char buf[4096];
+    size_t n = 0;
+    *specials = 0;
+    for (int32_t k = 0; k <= rec->n_tokens; k++) {
+        bool special = k < rec->n_tokens && rlvr_tokenizer_is_special(byte, rec->tokens[k]);
+        if ((k == rec->n_tokens || special || n == sizeof buf) && n > 0) {
+            RLVR_TRY(fn(arg, buf, n));
+            n = 0;
+        }
+        if (special) (*specials)++;
+        else if (k < rec->n_tokens) buf[n++] = (char)rec->tokens[k];
+    }
+    return 0;
+}
+
+static int add_text(void *trainer, const char *text, size_t len) { return rlvr_bpe_trainer_add(trainer, text, len); }
+
+typedef struct {
+    const rlvr_tokenizer *tok;
+    int64_t ids;
+} id_count;
+
+static int count_ids(void *arg, const char *text, size_t len) {
+    id_count *c = arg;
+    int32_t n = 0;
+    RLVR_TRY(rlvr_tokenizer_encode(c->tok, text, len, NULL, 0, &n));
+    c->ids += n;
+    return 0;
+}
+
+int rlvr_sft_learn_tokenizer(rlvr_run *r, rlvr_model *model) {
+    if (!r->tok_pending) return 0;
+    rlvr_rollout *recs = NULL;
+    int n = 0;
+    RLVR_TRY(rlvr_run_pool(r, true));
+    int rc = render_demos(r, model, (int)r->tokenizer.corpus_demos, false, "demonstrations for the tokenizer",
+                          &recs, &n);
+    if (rc != 0) return rc; /* 1: stopped by a signal */
+    double t0 = rlvr_now();
+    rlvr_bpe_trainer *tr = NULL;
+    int32_t *merges = NULL, n_merges = 0;
+    rc = rlvr_bpe_trainer_new(&tr);
+    int64_t specials = 0;
+    for (int i = 0; rc == 0 && i < n; i++) rc = for_each_text(r->tok, &recs[i], add_text, tr, &specials);
+    if (rc == 0) rc = rlvr_bpe_learn(tr, RLVR_TOKENIZER_FIRST_MERGE, (int32_t)r->tokenizer.merges, 2, &merges, &n_merges);
+    if (rc == 0 && n_merges == 0)
+        rc = RLVR_FAIL(RLVR_EINVAL, "sft: the %d demonstrations hold no pair of bytes twice: nothing to learn a BPE "
+                                    "tokenizer from; set [tokenizer] kind = byte",
+                       n);
+    rlvr_tokenizer *tok = NULL;
+    if (rc == 0) rc = rlvr_tokenizer_new_bpe(&tok, merges, n_merges);
+    int64_t before = 0, bytes = 0, pieces = 0;
+    id_count after = {.tok = tok};
+    for (int i = 0; rc == 0 && i < n; i++) {
+        before += recs[i].n_tokens;
+        rc = for_each_text(r->tok, &recs[i], count_ids, &after, &specials);
+        after.ids += specials;
+    }
+    if (tr) rlvr_bpe_trainer_counts(tr, &pieces, &bytes);
+    if (rc == 0) rc = rlvr_run_set_tokenizer(r, tok, "the demonstrations");
+    if (rc == 0)
+        fprintf(stderr, "sft: learned a BPE tokenizer of %d merges from %d demonstrations (%lld bytes of text) in "
+                        "%.1f s; a demonstration takes %.0f ids instead of %.0f (%.2fx fewer)\n",
+                (int)n_merges, n, (long long)bytes, rlvr_now() - t0, (double)after.ids / n, (double)before / n,
+                after.ids ? (double)before / (double)after.ids : 0.0);
+    free(merges);
+    rlvr_bpe_trainer_free(tr);
+    for (int i = 0; i < n; i++) rlvr_rollout_free(&recs[i]);
+    free(recs);
+    return rc;
 }
 
 /* ---- training -------------------------------------------------------------------------- */
@@ -175,6 +268,7 @@ static int save(sft_state *st, int64_t step) {
     rlvr_checkpoint_writer *w = NULL;
     RLVR_TRY(rlvr_checkpoint_begin(&w, st->io.checkpoint_dir, &o));
     int rc = rlvr_checkpoint_put_model(w, st->model);
+    if (rc == 0) rc = rlvr_checkpoint_put_tokenizer(w, st->run->tok);
     if (rc < 0) {
         rlvr_checkpoint_abort(w);
         return rc;
@@ -256,6 +350,7 @@ int rlvr_sft_run(rlvr_run *r, bool resume, char *final_checkpoint, size_t cap) {
     if (rc == 0) rc = rlvr_model_alloc_optim_state(st.model);
     if (rc == 0) rc = rlvr_run_pool(r, true);
     bool done = start >= r->sft.steps; /* finished before: nothing to render or train */
+    if (rc == 0 && !done) rc = rlvr_sft_learn_tokenizer(r, st.model); /* a fresh BPE run */
     if (rc == 0 && !done) rc = rlvr_sft_demos(r, st.model, &st.demos, &st.n_demos);
     if (rc == 1) rc = 0, done = true; /* a signal while rendering: no step runs, nothing new is saved */
     if (rc == 0 && !done)

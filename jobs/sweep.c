@@ -329,9 +329,9 @@ typedef struct {
     rlvr_pool_manifest *manifest;
     rlvr_eval_task *tasks;
     size_t n_tasks;
-    rlvr_tokenizer *tok;
     rlvr_config *file_cfg;   /* the plan's --config */
     size_t loaded;           /* checkpoint index of model (SIZE_MAX: none) */
+    rlvr_tokenizer *tok;     /* the loaded checkpoint's */
     rlvr_model *model;
     rlvr_config *stored_cfg; /* the loaded checkpoint's */
     rlvr_checkpoint_info info;
@@ -339,8 +339,10 @@ typedef struct {
 
 static void runner_unload(cell_runner *c) {
     rlvr_model_free(c->model);
+    rlvr_tokenizer_free(c->tok);
     rlvr_config_free(c->stored_cfg);
     c->model = NULL;
+    c->tok = NULL;
     c->stored_cfg = NULL;
     c->loaded = SIZE_MAX;
 }
@@ -348,7 +350,6 @@ static void runner_unload(cell_runner *c) {
 static void runner_free(cell_runner *c) {
     runner_unload(c);
     rlvr_config_free(c->file_cfg);
-    rlvr_tokenizer_free(c->tok);
     free(c->tasks);
     rlvr_pool_manifest_free(c->manifest);
     rlvr_task_pool_free(c->pool);
@@ -359,7 +360,6 @@ static int runner_open(cell_runner *c, const sweep_plan *p, const char *dir) {
     c->plan = p;
     c->dir = dir;
     c->loaded = SIZE_MAX;
-    RLVR_TRY(rlvr_tokenizer_new_byte(&c->tok));
     RLVR_TRY(load_split_tasks(p, &c->pool, &c->manifest, &c->tasks, &c->n_tasks));
     if (c->n_tasks != p->n_tasks)
         return rlvr_error_set(RLVR_ESTATE,
@@ -373,7 +373,7 @@ static int runner_open(cell_runner *c, const sweep_plan *p, const char *dir) {
 static int runner_load(cell_runner *c, size_t ckpt) {
     if (c->loaded == ckpt) return 0;
     runner_unload(c);
-    RLVR_TRY(rlvr_evaljob_load_checkpoint(c->plan->ckpts[ckpt].path, c->tok, &c->model, &c->info,
+    RLVR_TRY(rlvr_evaljob_load_checkpoint(c->plan->ckpts[ckpt].path, &c->tok, &c->model, &c->info,
                                           c->file_cfg ? NULL : &c->stored_cfg));
     c->loaded = ckpt;
     return 0;

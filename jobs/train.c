@@ -456,6 +456,7 @@ static int save(rlvr_trainer *t) {
         {"entropy/state", RLVR_DT_F64, 1, {3}, ent},
     };
     int rc = rlvr_checkpoint_put_model(w, t->model);
+    if (rc == 0) rc = rlvr_checkpoint_put_tokenizer(w, r->tok);
     for (size_t i = 0; rc == 0 && i < sizeof arrays / sizeof arrays[0]; i++)
         rc = rlvr_checkpoint_put_array(w, &arrays[i]);
     if (rc == 0 && t->reference) { /* which reference, not its weights: a resume reloads and compares */
@@ -498,7 +499,10 @@ static int restore(rlvr_trainer *t, const char *path) {
     RLVR_TRY(rlvr_checkpoint_open(&ck, path));
     int64_t n = t->difficulty->n_tasks, three = 3;
     double ent[3];
-    int rc = rlvr_checkpoint_read_model(ck, t->model);
+    rlvr_tokenizer *tok = NULL;
+    int rc = rlvr_checkpoint_read_tokenizer(ck, &tok);
+    if (rc == 0) rc = rlvr_run_set_tokenizer(t->run, tok, path);
+    if (rc == 0) rc = rlvr_checkpoint_read_model(ck, t->model);
     const int64_t dn[RLVR_IO_MAX_RANK] = {n}, d3[RLVR_IO_MAX_RANK] = {three};
     if (rc == 0) rc = rlvr_checkpoint_read_array(ck, "difficulty/p_hat", RLVR_DT_F64, 1, dn, t->difficulty->p_hat);
     if (rc == 0) rc = rlvr_checkpoint_read_array(ck, "difficulty/groups", RLVR_DT_I64, 1, dn, t->difficulty->groups);
@@ -664,7 +668,7 @@ static uint64_t params_hash(const rlvr_model *m) {
  * initial weights for "scratch"), frozen. Resuming (`resumed` = the
  * checkpoint), it must be the one the run trained against. */
 static int load_reference(rlvr_trainer *t, const char *resumed) {
-    const rlvr_run *r = t->run;
+    rlvr_run *r = t->run;
     int have = init_path(r, t->reference_path, sizeof t->reference_path);
     RLVR_TRY(have);
     if (!have) t->reference_path[0] = 0;
@@ -724,6 +728,7 @@ int rlvr_trainer_new(rlvr_trainer **out, rlvr_run *r, bool resume) {
             RLVR_TRY(rlvr_model_alloc_optim_state(t->model));
         }
     }
+    RLVR_TRY(rlvr_run_require_tokenizer(r));
     if (r->rl.grpo.objective.kl_beta > 0) RLVR_TRY(load_reference(t, rc == 0 ? latest : NULL));
     RLVR_TRY(rlvr_sampler_new(&t->sampler, t->model, &r->sampler));
     RLVR_TRY(rlvr_run_mkdirs(r->io.run_dir));

@@ -486,7 +486,7 @@ static int publish_latest(dist *d) {
  * Δv_max versions past the promoted policy, every record would be refused,
  * so the job stops with an error that says what to do. */
 static int publish_promoted(dist *d) {
-    const rlvr_run *r = d->run;
+    rlvr_run *r = d->run;
     char path[RLVR_IO_PATH_CAP];
     int rc = rlvr_gate_read_promoted(r->io.run_dir, path, sizeof path);
     if (rc == RLVR_ENOTFOUND) {
@@ -1184,6 +1184,7 @@ static int roll(dist *d) {
     if (rc < 0) abort_job(d, rc);
     if (all) return all;
     rc = rlvr_run_pool(r, false);
+    if (rc == 0) rc = rlvr_run_require_tokenizer(r); /* the leader has set it by now */
     if (rc == 0) rc = rlvr_run_host(r); /* workspaces of "tests" tasks */
     if (rc == 0) rc = rlvr_run_new_model(r, &ro.model);
     if (rc == 0) rc = rlvr_sampler_new(&ro.sampler, ro.model, &r->sampler);

@@ -7,7 +7,9 @@
 
 const rlvr_config_key rlvr_model_config_keys[] = {
     {"model", "vocab", RLVR_CFG_INT, "272",
-     "output rows of the LM head; at least the tokenizer's vocabulary (267 for the byte tokenizer)", NULL,
+     "output rows of the LM head; at least the tokenizer's vocabulary (267 for the byte tokenizer, 267 + [tokenizer] "
+     "merges for bpe)",
+     NULL,
      RLVR_CFG_RANGE(2, 16777216)},
     {"model", "d_model", RLVR_CFG_INT, "256", "width C of the residual stream", NULL, RLVR_CFG_RANGE(2, 65536)},
     {"model", "n_layers", RLVR_CFG_INT, "4", "number of transformer blocks L", NULL, RLVR_CFG_RANGE(1, 1024)},

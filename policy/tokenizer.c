@@ -1,7 +1,10 @@
 #include "policy/tokenizer.h"
 
 #include "core/error.h"
+#include "policy/bpe.h"
 
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +14,15 @@ struct rlvr_tokenizer {
     rlvr_tokenizer_kind kind;
     int32_t vocab_size;
     int32_t special_ids[RLVR_SPECIAL_COUNT]; /* id of each special token */
+    /* BPE only */
+    int32_t n_merges;
+    int32_t *merges;        /* (n_merges, 2) left and right id of each merge */
+    uint32_t *text_off;     /* (vocab_size) where each id's bytes start in text; specials: unused */
+    uint16_t *text_len;     /* (vocab_size) their count (0 for specials) */
+    char *text;             /* the bytes of every non-special id, back to back */
+    uint64_t *pair_key;     /* (pair_cap) open addressing: (left << 32 | right) + 1, 0 = empty */
+    int32_t *pair_rank;     /* (pair_cap) the merge index of that pair */
+    size_t pair_cap;
 };
 
 static const char *const special_names[RLVR_SPECIAL_COUNT] = {
@@ -39,7 +51,120 @@ int rlvr_tokenizer_new_byte(rlvr_tokenizer **out) {
     return 0;
 }
 
-void rlvr_tokenizer_free(rlvr_tokenizer *t) { free(t); }
+/* ---- BPE tables ---------------------------------------------------------------------- */
+
+static uint64_t pair_key(int32_t left, int32_t right) { return ((uint64_t)(uint32_t)left << 32 | (uint32_t)right) + 1; }
+
+static size_t pair_index(const rlvr_tokenizer *t, uint64_t key) {
+    size_t i = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & (t->pair_cap - 1);
+    while (t->pair_key[i] && t->pair_key[i] != key) i = (i + 1) & (t->pair_cap - 1);
+    return i;
+}
+
+/* Merge index of the pair, or INT32_MAX when it never merges. */
+static int32_t pair_rank(const rlvr_tokenizer *t, int32_t left, int32_t right) {
+    size_t i = pair_index(t, pair_key(left, right));
+    return t->pair_key[i] ? t->pair_rank[i] : INT32_MAX;
+}
+
+static int check_merge(const int32_t *m, int32_t i) {
+    for (int k = 0; k < 2; k++) {
+        int32_t id = m[2 * i + k];
+        bool defined = (id >= 0 && id < BYTE_TOKENS) ||
+                       (id >= RLVR_TOKENIZER_FIRST_MERGE && id < RLVR_TOKENIZER_FIRST_MERGE + i);
+        if (!defined)
+            return RLVR_FAIL(RLVR_EFORMAT,
+                             "BPE merge %d joins id %d, which is a special token or not defined before it (merge i may "
+                             "join bytes 0-255 and merged ids %d .. %d + i - 1)",
+                             (int)i, (int)id, RLVR_TOKENIZER_FIRST_MERGE, RLVR_TOKENIZER_FIRST_MERGE);
+    }
+    return 0;
+}
+
+/* Each id's bytes (a merged id: its left's, then its right's) and the pair table. */
+static int build_bpe_tables(rlvr_tokenizer *t) {
+    size_t total = BYTE_TOKENS;
+    RLVR_ALLOC(t->text_off, (size_t)t->vocab_size);
+    RLVR_ALLOC(t->text_len, (size_t)t->vocab_size);
+    for (int32_t i = 0; i < t->n_merges; i++) {
+        RLVR_TRY(check_merge(t->merges, i));
+        int32_t a = t->merges[2 * i], b = t->merges[2 * i + 1], id = RLVR_TOKENIZER_FIRST_MERGE + i;
+        size_t len = (size_t)(a < BYTE_TOKENS ? 1 : t->text_len[a]) + (b < BYTE_TOKENS ? 1 : t->text_len[b]);
+        if (len > UINT16_MAX)
+            return RLVR_FAIL(RLVR_EFORMAT, "BPE merge %d makes a token of %zu bytes (at most 65535)", (int)i, len);
+        t->text_len[id] = (uint16_t)len;
+        total += len;
+    }
+    RLVR_ALLOC(t->text, total);
+    for (int32_t id = 0; id < BYTE_TOKENS; id++) t->text[id] = (char)id, t->text_off[id] = (uint32_t)id, t->text_len[id] = 1;
+    size_t at = BYTE_TOKENS;
+    for (int32_t i = 0; i < t->n_merges; i++) {
+        int32_t a = t->merges[2 * i], b = t->merges[2 * i + 1], id = RLVR_TOKENIZER_FIRST_MERGE + i;
+        t->text_off[id] = (uint32_t)at;
+        memcpy(t->text + at, t->text + t->text_off[a], t->text_len[a]);
+        memcpy(t->text + at + t->text_len[a], t->text + t->text_off[b], t->text_len[b]);
+        at += t->text_len[id];
+    }
+    t->pair_cap = 64;
+    while (t->pair_cap < 2 * (size_t)t->n_merges) t->pair_cap *= 2;
+    RLVR_ALLOC(t->pair_key, t->pair_cap);
+    RLVR_ALLOC(t->pair_rank, t->pair_cap);
+    for (int32_t i = 0; i < t->n_merges; i++) {
+        uint64_t key = pair_key(t->merges[2 * i], t->merges[2 * i + 1]);
+        size_t k = pair_index(t, key);
+        if (t->pair_key[k]) continue; /* a repeated pair: the first merge wins, the later one never applies */
+        t->pair_key[k] = key, t->pair_rank[k] = i;
+    }
+    return 0;
+}
+
+int rlvr_tokenizer_new_bpe(rlvr_tokenizer **out, const int32_t *merges, int32_t n_merges) {
+    *out = NULL;
+    if (n_merges < 1 || n_merges > (1 << 24))
+        return RLVR_FAIL(RLVR_EINVAL, "a BPE tokenizer needs 1 .. %d merges, got %d", 1 << 24, (int)n_merges);
+    rlvr_tokenizer *t;
+    RLVR_TRY(rlvr_tokenizer_new_byte(&t));
+    t->kind = RLVR_TOKENIZER_BPE;
+    t->n_merges = n_merges;
+    t->vocab_size = RLVR_TOKENIZER_FIRST_MERGE + n_merges;
+    int rc = 0;
+    t->merges = malloc((size_t)n_merges * 2 * sizeof *t->merges);
+    if (!t->merges) rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    if (rc == 0) memcpy(t->merges, merges, (size_t)n_merges * 2 * sizeof *merges);
+    if (rc == 0) rc = build_bpe_tables(t);
+    if (rc < 0) {
+        rlvr_tokenizer_free(t);
+        return rc;
+    }
+    *out = t;
+    return 0;
+}
+
+int rlvr_tokenizer_clone(rlvr_tokenizer **out, const rlvr_tokenizer *t) {
+    return t->kind == RLVR_TOKENIZER_BPE ? rlvr_tokenizer_new_bpe(out, t->merges, t->n_merges)
+                                         : rlvr_tokenizer_new_byte(out);
+}
+
+void rlvr_tokenizer_free(rlvr_tokenizer *t) {
+    if (!t) return;
+    free(t->merges), free(t->text_off), free(t->text_len), free(t->text), free(t->pair_key), free(t->pair_rank);
+    free(t);
+}
+
+const int32_t *rlvr_tokenizer_merges(const rlvr_tokenizer *t, int32_t *n) {
+    *n = t->n_merges;
+    return t->n_merges ? t->merges : NULL;
+}
+
+bool rlvr_tokenizer_equal(const rlvr_tokenizer *a, const rlvr_tokenizer *b) {
+    return a->kind == b->kind && a->n_merges == b->n_merges &&
+           (a->n_merges == 0 || memcmp(a->merges, b->merges, (size_t)a->n_merges * 2 * sizeof *a->merges) == 0);
+}
+
+void rlvr_tokenizer_describe(const rlvr_tokenizer *t, char *out, size_t cap) {
+    if (t->kind == RLVR_TOKENIZER_BPE) snprintf(out, cap, "bpe (%d merges)", (int)t->n_merges);
+    else snprintf(out, cap, "byte");
+}
 
 rlvr_tokenizer_kind rlvr_tokenizer_kind_of(const rlvr_tokenizer *t) { return t->kind; }
 
@@ -74,27 +199,76 @@ static int special_index(const rlvr_tokenizer *t, int32_t id) {
 
 bool rlvr_tokenizer_is_special(const rlvr_tokenizer *t, int32_t id) { return special_index(t, id) >= 0; }
 
+/* Ids of one piece (at most RLVR_BPE_MAX_PIECE bytes) into ids; returns their count. */
+static int32_t encode_piece(const rlvr_tokenizer *t, const unsigned char *p, size_t n, int32_t *ids) {
+    int32_t m = (int32_t)n;
+    for (int32_t i = 0; i < m; i++) ids[i] = p[i];
+    while (m > 1) {
+        int32_t best = INT32_MAX;
+        for (int32_t i = 0; i + 1 < m; i++) {
+            int32_t r = pair_rank(t, ids[i], ids[i + 1]);
+            if (r < best) best = r;
+        }
+        if (best == INT32_MAX) break;
+        int32_t left = t->merges[2 * best], right = t->merges[2 * best + 1], out = 0;
+        for (int32_t i = 0; i < m; i++) {
+            if (i + 1 < m && ids[i] == left && ids[i + 1] == right) ids[out++] = RLVR_TOKENIZER_FIRST_MERGE + best, i++;
+            else ids[out++] = ids[i];
+        }
+        m = out;
+    }
+    return m;
+}
+
 int rlvr_tokenizer_encode(const rlvr_tokenizer *t, const char *text, size_t len, int32_t *out, int32_t cap,
                           int32_t *n_out) {
-    (void)t; /* one kind today: every byte is its own token */
     if (len > (size_t)INT32_MAX) return RLVR_FAIL(RLVR_EINVAL, "text of %zu bytes is too long to encode", len);
-    *n_out = (int32_t)len;
-    if (!out && cap == 0) return 0;
-    if ((int32_t)len > cap)
-        return RLVR_FAIL(RLVR_ELIMIT, "encoding needs %zu ids, the buffer holds %d", len, (int)cap);
-    for (size_t i = 0; i < len; i++) out[i] = (int32_t)(unsigned char)text[i];
+    bool counting = !out && cap == 0;
+    int32_t n = 0;
+    if (t->kind == RLVR_TOKENIZER_BYTE) {
+        n = (int32_t)len;
+        for (size_t i = 0; !counting && i < len && i < (size_t)cap; i++) out[i] = (int32_t)(unsigned char)text[i];
+    } else {
+        int32_t ids[RLVR_BPE_MAX_PIECE];
+        for (size_t at = 0; at < len;) {
+            size_t end = rlvr_bpe_piece_end(text, len, at);
+            int32_t k = encode_piece(t, (const unsigned char *)text + at, end - at, ids);
+            for (int32_t i = 0; !counting && i < k && n + i < cap; i++) out[n + i] = ids[i];
+            n += k;
+            at = end;
+        }
+    }
+    *n_out = n;
+    if (!counting && n > cap)
+        return RLVR_FAIL(RLVR_ELIMIT, "encoding needs %d ids, the buffer holds %d", (int)n, (int)cap);
     return 0;
 }
 
-/* The bytes one id decodes to; NULL/0 for a skipped special. */
-static const char *piece_of(const rlvr_tokenizer *t, int32_t id, bool specials, char *byte, size_t *n) {
-    if (id >= 0 && id < BYTE_TOKENS) {
-        *byte = (char)(unsigned char)id;
-        *n = 1;
-        return byte;
+const char *rlvr_tokenizer_token_bytes(const rlvr_tokenizer *t, int32_t id, size_t *len) {
+    static const char bytes[BYTE_TOKENS] = {
+#define B4(i) (char)(i), (char)((i) + 1), (char)((i) + 2), (char)((i) + 3)
+#define B16(i) B4(i), B4((i) + 4), B4((i) + 8), B4((i) + 12)
+#define B64(i) B16(i), B16((i) + 16), B16((i) + 32), B16((i) + 48)
+        B64(0), B64(64), B64(128), B64(192)
+#undef B64
+#undef B16
+#undef B4
+    };
+    *len = 0;
+    if (id < 0 || id >= t->vocab_size || special_index(t, id) >= 0) return NULL;
+    if (id < BYTE_TOKENS) {
+        *len = 1;
+        return &bytes[id];
     }
+    *len = t->text_len[id];
+    return t->text + t->text_off[id];
+}
+
+/* The bytes one id decodes to; NULL/0 for a skipped special. */
+static const char *piece_of(const rlvr_tokenizer *t, int32_t id, bool specials, size_t *n) {
     int s = special_index(t, id);
-    if (s < 0 || !specials) {
+    if (s < 0) return rlvr_tokenizer_token_bytes(t, id, n);
+    if (!specials) {
         *n = 0;
         return NULL;
     }
@@ -110,9 +284,8 @@ int rlvr_tokenizer_decode(const rlvr_tokenizer *t, const int32_t *ids, int32_t n
         if (ids[i] < 0 || ids[i] >= t->vocab_size)
             return RLVR_FAIL(RLVR_EINVAL, "token %d at index %d is outside the vocabulary [0, %d)", (int)ids[i],
                              (int)i, (int)t->vocab_size);
-        char byte;
         size_t k;
-        const char *piece = piece_of(t, ids[i], specials, &byte, &k);
+        const char *piece = piece_of(t, ids[i], specials, &k);
         if (k > 0 && !counting && len + k < cap && len == written) {
             memcpy(out + len, piece, k); /* stop writing at the first piece that does not fit */
             written += k;
@@ -133,7 +306,7 @@ int rlvr_tokenizer_check_model(const rlvr_tokenizer *t, const rlvr_model_config 
     if (cfg->vocab < t->vocab_size)
         return RLVR_FAIL(RLVR_EINVAL,
                          "[model] vocab = %d is smaller than the tokenizer's %d ids (256 bytes + %d special "
-                         "tokens); set vocab >= %d",
-                         cfg->vocab, (int)t->vocab_size, RLVR_SPECIAL_COUNT, (int)t->vocab_size);
+                         "tokens + %d merges); set vocab >= %d",
+                         cfg->vocab, (int)t->vocab_size, RLVR_SPECIAL_COUNT, (int)t->n_merges, (int)t->vocab_size);
     return 0;
 }

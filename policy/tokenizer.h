@@ -1,10 +1,17 @@
 /* policy/tokenizer.h — text <-> token ids, plus the special tokens of the
  * chat/tool template.
  *
- * Today there is one kind, RLVR_TOKENIZER_BYTE: ids 0..255 are the bytes
- * themselves and the special tokens follow (256..). Callers only use this
- * header (encode, decode, special-id lookup, vocabulary size), so a BPE
- * vocabulary can be added later as another kind without touching them.
+ * Two kinds share one id layout: ids 0..255 are the bytes themselves and
+ * the special tokens follow (256 .. 256 + RLVR_SPECIAL_COUNT − 1).
+ *   RLVR_TOKENIZER_BYTE  nothing more: one id per byte.
+ *   RLVR_TOKENIZER_BPE   byte-pair merges after them: merge i joins two
+ *                        earlier non-special ids into id
+ *                        RLVR_TOKENIZER_FIRST_MERGE + i. Text is cut into
+ *                        pieces first (policy/bpe.h), and within a piece the
+ *                        lowest-numbered applicable merge is applied to
+ *                        every occurrence, again and again (GPT-2's rule).
+ * Callers only use this header (encode, decode, special-id lookup,
+ * vocabulary size), so they work with either.
  *
  * Special tokens never come out of encode(): text that happens to spell
  * "<|end_of_turn|>" encodes to its bytes. A tool's output therefore cannot
@@ -21,6 +28,7 @@
 
 typedef enum {
     RLVR_TOKENIZER_BYTE = 0, /* 256 byte tokens + specials */
+    RLVR_TOKENIZER_BPE = 1,  /* ... + byte-pair merges */
 } rlvr_tokenizer_kind;
 
 /* The special tokens. Stable order; their ids come from the tokenizer. */
@@ -41,9 +49,29 @@ typedef enum {
 
 typedef struct rlvr_tokenizer rlvr_tokenizer;
 
+/* Id of the first merged token: after the bytes and the specials. */
+#define RLVR_TOKENIZER_FIRST_MERGE (256 + RLVR_SPECIAL_COUNT)
+
 /* The byte-level tokenizer (vocabulary 256 + RLVR_SPECIAL_COUNT). */
 int rlvr_tokenizer_new_byte(rlvr_tokenizer **out);
+/* A BPE tokenizer from n_merges merges (2 · n_merges ids: left, right of
+ * each, in order). RLVR_EFORMAT naming the merge when one joins a special
+ * id or an id not defined before it, or yields more than 65535 bytes;
+ * RLVR_ENOMEM. n_merges = 0 is refused (use the byte tokenizer). */
+int rlvr_tokenizer_new_bpe(rlvr_tokenizer **out, const int32_t *merges, int32_t n_merges);
+/* A copy (same kind and merges). */
+int rlvr_tokenizer_clone(rlvr_tokenizer **out, const rlvr_tokenizer *t);
 void rlvr_tokenizer_free(rlvr_tokenizer *t);
+
+/* The merges of a BPE tokenizer (2 · *n ids), NULL and 0 for the byte one. */
+const int32_t *rlvr_tokenizer_merges(const rlvr_tokenizer *t, int32_t *n);
+/* Same kind and same merges. */
+bool rlvr_tokenizer_equal(const rlvr_tokenizer *a, const rlvr_tokenizer *b);
+/* "byte", or "bpe (N merges)" for messages. */
+void rlvr_tokenizer_describe(const rlvr_tokenizer *t, char *out, size_t cap);
+/* The bytes of one non-special id (its text), NULL for a special or an id
+ * outside the vocabulary; *len gets their count. */
+const char *rlvr_tokenizer_token_bytes(const rlvr_tokenizer *t, int32_t id, size_t *len);
 
 rlvr_tokenizer_kind rlvr_tokenizer_kind_of(const rlvr_tokenizer *t);
 /* Number of ids: every id is in [0, vocab_size). */
@@ -74,7 +102,8 @@ int rlvr_tokenizer_decode(const rlvr_tokenizer *t, const int32_t *ids, int32_t n
                           size_t cap, size_t *len_out);
 
 /* The model must have an output row for every id: RLVR_EINVAL with a message
- * naming both sizes when cfg->vocab < vocab_size. */
+ * naming both sizes when cfg->vocab < vocab_size. A larger vocab is fine:
+ * the rows past the tokenizer's are ids no text belongs to. */
 int rlvr_tokenizer_check_model(const rlvr_tokenizer *t, const rlvr_model_config *cfg);
 
 #endif

@@ -1,5 +1,6 @@
-/* Checkpoints: round trips of model, moments and state arrays, `latest`,
- * retention, and refusals that name the file and the field. */
+/* Checkpoints: round trips of model, moments, state arrays and the
+ * tokenizer, `latest`, retention, and refusals that name the file and the
+ * field. */
 #include "io/checkpoint.h"
 #include "io/file.h"
 #include "io/h5util.h"
@@ -281,6 +282,89 @@ static void test_latest_and_retention(const char *dir) {
     CHECK(rlvr_checkpoint_begin(&w, dir, &opt) == RLVR_EINVAL);
 }
 
+/* A checkpoint with the given tokenizer (NULL: none stored, as before
+ * tokenizers were), read back. */
+static rlvr_tokenizer *tokenizer_round_trip(const char *dir, int64_t step, const rlvr_tokenizer *tok) {
+    rlvr_checkpoint_options opt = RLVR_CHECKPOINT_OPTIONS_INIT;
+    opt.step = step;
+    opt.fsync = false;
+    rlvr_checkpoint_writer *w = NULL;
+    CHECK_OK(rlvr_checkpoint_begin(&w, dir, &opt));
+    if (!w) return NULL;
+    if (tok) {
+        CHECK_OK(rlvr_checkpoint_put_tokenizer(w, tok));
+        CHECK(rlvr_checkpoint_put_tokenizer(w, tok) == RLVR_EINVAL);
+    }
+    char path[4096];
+    CHECK_OK(rlvr_checkpoint_commit(w, path, sizeof path));
+    rlvr_checkpoint *ck = NULL;
+    rlvr_tokenizer *back = NULL;
+    CHECK_OK(rlvr_checkpoint_open(&ck, path));
+    if (ck) CHECK_OK(rlvr_checkpoint_read_tokenizer(ck, &back));
+    rlvr_checkpoint_close(ck);
+    return back;
+}
+
+static void test_tokenizer(const char *dir) {
+    const int32_t F = RLVR_TOKENIZER_FIRST_MERGE;
+    int32_t merges[6] = {'a', 'b', F, 'c', ' ', F + 1};
+    rlvr_tokenizer *bpe = NULL, *byte = NULL, *back = NULL;
+    CHECK_OK(rlvr_tokenizer_new_bpe(&bpe, merges, 3));
+    CHECK_OK(rlvr_tokenizer_new_byte(&byte));
+    if (!bpe || !byte) return;
+    back = tokenizer_round_trip(dir, 1, bpe);
+    CHECK(back && rlvr_tokenizer_equal(back, bpe));
+    rlvr_tokenizer_free(back);
+    back = tokenizer_round_trip(dir, 2, byte);
+    CHECK(back && rlvr_tokenizer_equal(back, byte));
+    rlvr_tokenizer_free(back);
+    back = tokenizer_round_trip(dir, 3, NULL); /* none stored: byte-level */
+    CHECK(back && rlvr_tokenizer_kind_of(back) == RLVR_TOKENIZER_BYTE);
+    rlvr_tokenizer_free(back);
+
+    /* an unknown kind, another pieces rule, merges that refer forward */
+    char path[4096];
+    CHECK_OK(rlvr_checkpoint_path(path, sizeof path, dir, 1));
+    const struct {
+        const char *attr, *value, *message;
+    } bad[] = {{"kind", "sentencepiece", "tokenizer kind \"sentencepiece\""},
+               {"pieces", "rlvr-pieces/9", "tokenizer pieces \"rlvr-pieces/9\""}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+        hid_t g = H5Gopen2(f, "tokenizer", H5P_DEFAULT);
+        H5Adelete(g, bad[i].attr);
+        CHECK_OK(rlvr_h5_attr_put_str(g, bad[i].attr, bad[i].value));
+        H5Gclose(g);
+        H5Fclose(f);
+        rlvr_checkpoint *ck = NULL;
+        rlvr_tokenizer *t = NULL;
+        CHECK_OK(rlvr_checkpoint_open(&ck, path));
+        if (ck) CHECK(rlvr_checkpoint_read_tokenizer(ck, &t) == RLVR_EFORMAT && !t);
+        CHECK_MSG(strstr(rlvr_error_last(), bad[i].message) && strstr(rlvr_error_last(), path), "%s",
+                  rlvr_error_last());
+        rlvr_checkpoint_close(ck);
+        f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT); /* put it back for the next case */
+        g = H5Gopen2(f, "tokenizer", H5P_DEFAULT);
+        H5Adelete(g, bad[i].attr);
+        CHECK_OK(rlvr_h5_attr_put_str(g, bad[i].attr, i == 0 ? "bpe" : "rlvr-pieces/1"));
+        H5Gclose(g);
+        H5Fclose(f);
+    }
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t d = H5Dopen2(f, "tokenizer/merges", H5P_DEFAULT);
+    int32_t forward[6] = {'a', 'b', F + 2, 'c', ' ', F + 1};
+    H5Dwrite(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, forward);
+    H5Dclose(d);
+    H5Fclose(f);
+    rlvr_checkpoint *ck = NULL;
+    rlvr_tokenizer *t = NULL;
+    CHECK_OK(rlvr_checkpoint_open(&ck, path));
+    if (ck) CHECK(rlvr_checkpoint_read_tokenizer(ck, &t) == RLVR_EFORMAT && !t);
+    CHECK_MSG(strstr(rlvr_error_last(), "merge 1 joins id") && strstr(rlvr_error_last(), path), "%s", rlvr_error_last());
+    rlvr_checkpoint_close(ck);
+    rlvr_tokenizer_free(bpe), rlvr_tokenizer_free(byte);
+}
+
 int main(void) {
     char dir[4096], sub[4200];
     fixture_tmpdir(dir, sizeof dir, "ckpt");
@@ -290,6 +374,8 @@ int main(void) {
     test_format_refusals(sub);
     snprintf(sub, sizeof sub, "%s/retention", dir);
     test_latest_and_retention(sub);
+    snprintf(sub, sizeof sub, "%s/tokenizer", dir);
+    test_tokenizer(sub);
     fixture_rmtree(dir);
     return test_summary("test_checkpoint");
 }
