@@ -23,6 +23,7 @@ void rlvr_eval_options_default(rlvr_eval_options *o) {
     o->sampler = (rlvr_sampler_config)RLVR_SAMPLER_CONFIG_INIT;
     rlvr_harness_options_default(&o->harness);
     rlvr_sandbox_limits_default(&o->verify_limits);
+    o->host_options = (rlvr_sandbox_host_options)RLVR_SANDBOX_HOST_OPTIONS_INIT;
     o->consensus_runs = 3;
     o->confidence = 0.95;
     o->resamples = 2000;
@@ -35,6 +36,7 @@ int rlvr_eval_options_from_config(rlvr_eval_options *o, const rlvr_config *cfg) 
     RLVR_TRY(rlvr_sampler_config_from(&o->sampler, cfg));
     RLVR_TRY(rlvr_harness_options_from_config(&o->harness, cfg));
     RLVR_TRY(rlvr_enclave_settings_from_config(cfg, &enclave));
+    RLVR_TRY(rlvr_sandbox_host_options_from_config(cfg, &o->host_options));
     o->harness.host = host;
     o->verify_limits = enclave.limits;
     o->consensus_runs = enclave.consensus_runs;
@@ -420,10 +422,7 @@ static int runner_open(runner *rn, const rlvr_model *model, const rlvr_tokenizer
     if (rn->v.limits.wall_s <= 0) rlvr_sandbox_limits_default(&rn->v.limits);
     pthread_mutex_init(&rn->v.lock, NULL);
     RLVR_TRY(sampler_for(&rn->s, model, tasks, n, o));
-    if (!rn->harness.host && needs_host(tasks, n)) {
-        rlvr_sandbox_host_options ho = RLVR_SANDBOX_HOST_OPTIONS_INIT;
-        RLVR_TRY(rlvr_sandbox_host_new(&rn->harness.host, &ho));
-    }
+    if (!rn->harness.host && needs_host(tasks, n)) RLVR_TRY(rlvr_sandbox_host_new(&rn->harness.host, &o->host_options));
     rn->v.host = rn->harness.host;
     rn->batch_tasks = batch_tasks_for(o, rlvr_sampler_config_of(rn->s)->kv_slots);
     if (rn->batch_tasks > n) rn->batch_tasks = n;

@@ -81,7 +81,9 @@ typedef struct {
     rlvr_sampler_config sampler;    /* temperature, kv_slots (rollouts at once), max_new_tokens, seed;
                                        context 0: the largest budget of the tasks, capped at max_seq */
     rlvr_harness_options harness;   /* budgets, tools, repetition stop; host NULL: one is made when a
-                                       "tests" task needs it */
+                                       "tests" task needs it, with host_options */
+    rlvr_sandbox_host_options host_options; /* [sandbox] scratch_dir, overlay, landlock, uid, gid,
+                                       system_paths of a host made here */
     rlvr_sandbox_limits verify_limits; /* each enclave run; zeroed: rlvr_sandbox_limits_default */
     int consensus_runs;             /* runs a passing patch needs (≥ 1; training's default 3) */
     int verify_threads;             /* tasks verified at once; ≤ 0: physical cores */
@@ -102,7 +104,8 @@ void rlvr_eval_options_default(rlvr_eval_options *o);
 
 /* Options from a run's configuration: [sampler] (temperature, kv_slots,
  * max_new_tokens, context_tokens), [harness] and [repetition] (budgets),
- * [sandbox] (tool limits) and [enclave] (verification limits, consensus
+ * [sandbox] (tool limits, and the host options of a host made here) and
+ * [enclave] (verification limits, consensus
  * runs), so evaluation runs under the ceilings training ran under. The
  * configuration must have been loaded with those key tables; the other
  * fields of *o are left as they were. RLVR_ECONFIG naming a refused key. */

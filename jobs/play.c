@@ -2,6 +2,7 @@
 #include "jobs/play.h"
 
 #include "core/error.h"
+#include "enclave/config.h"
 #include "io/checkpoint.h"
 #include "jobs/schemas.h"
 
@@ -63,10 +64,13 @@ static int load_model(rlvr_model **out, rlvr_tokenizer **tok, const play_options
 }
 
 /* The harness settings the checkpoint was trained with ([harness],
- * [repetition], [sandbox] of the run configuration it stores), so that the
- * deployment harness is the training harness; defaults without one. */
-static int harness_of_checkpoint(rlvr_harness_options *opt, const char *checkpoint) {
+ * [repetition], [sandbox] of the run configuration it stores, the sandbox
+ * host's options too), so that the deployment harness is the training
+ * harness; defaults without one. */
+static int harness_of_checkpoint(rlvr_harness_options *opt, rlvr_sandbox_host_options *host,
+                                 const char *checkpoint) {
     rlvr_harness_options_default(opt);
+    *host = (rlvr_sandbox_host_options)RLVR_SANDBOX_HOST_OPTIONS_INIT;
     if (!checkpoint) return 0;
     rlvr_checkpoint *ck = NULL;
     RLVR_TRY(rlvr_checkpoint_open(&ck, checkpoint));
@@ -74,6 +78,7 @@ static int harness_of_checkpoint(rlvr_harness_options *opt, const char *checkpoi
     rlvr_config *cfg = NULL;
     int rc = text && text[0] ? rlvr_config_parse(&cfg, text, checkpoint, rlvr_all_config_schemas) : 0;
     if (rc == 0 && cfg) rc = rlvr_harness_options_from_config(opt, cfg);
+    if (rc == 0 && cfg) rc = rlvr_sandbox_host_options_from_config(cfg, host);
     rlvr_config_free(cfg);
     rlvr_checkpoint_close(ck);
     return rc;
@@ -81,7 +86,8 @@ static int harness_of_checkpoint(rlvr_harness_options *opt, const char *checkpoi
 
 int play_open(play_setup *p, const play_options *o, int slots) {
     memset(p, 0, sizeof *p);
-    RLVR_TRY(harness_of_checkpoint(&p->opt, o->checkpoint));
+    rlvr_sandbox_host_options ho;
+    RLVR_TRY(harness_of_checkpoint(&p->opt, &ho, o->checkpoint));
     RLVR_TRY(rlvr_task_load_file(&p->task, o->task));
     rlvr_task_budgets b;
     rlvr_task_budgets_resolve(&p->task->budgets, &p->opt.budgets, &b);
@@ -95,7 +101,6 @@ int play_open(play_setup *p, const play_options *o, int slots) {
     sc.seed = o->seed;
     RLVR_TRY(rlvr_sampler_new(&p->sampler, p->model, &sc));
     if (p->task->verifier == RLVR_VERIFIER_TESTS) {
-        rlvr_sandbox_host_options ho = RLVR_SANDBOX_HOST_OPTIONS_INIT;
         RLVR_TRY(rlvr_sandbox_host_new(&p->host, &ho));
         p->opt.host = p->host;
     }

@@ -300,16 +300,14 @@ static int pool_needs_host(const rlvr_task_pool *pool) {
 }
 
 int rlvr_run_check_pool(const char *pool_path, const char *manifest_path, const rlvr_task_check_options *opts,
-                        int jobs, bool json, FILE *progress, size_t *ok, size_t *total) {
+                        const rlvr_sandbox_host_options *host_options, int jobs, bool json, FILE *progress, size_t *ok,
+                        size_t *total) {
     rlvr_task_pool *pool = NULL;
     rlvr_sandbox_host *host = NULL;
     RLVR_TRY(rlvr_task_pool_load(&pool, pool_path));
     int rc = rlvr_task_pool_check_splits(pool);
     size_t n = rlvr_task_pool_size(pool);
-    if (rc == 0 && pool_needs_host(pool)) {
-        rlvr_sandbox_host_options ho = RLVR_SANDBOX_HOST_OPTIONS_INIT;
-        rc = rlvr_sandbox_host_new(&host, &ho);
-    }
+    if (rc == 0 && pool_needs_host(pool)) rc = rlvr_sandbox_host_new(&host, host_options);
     check_job job = {.pool = pool, .host = host, .opts = opts, .json = json, .progress = progress};
     job.results = rc == 0 ? calloc(n, sizeof *job.results) : NULL;
     if (rc == 0 && !job.results) rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
@@ -430,7 +428,9 @@ static int check_built_pool(rlvr_run *r, const char *manifest) {
     size_t ok = 0, total = 0;
     fprintf(stderr, "rlvr: validating the pool in enclaves (%d quarantine runs per task, %d at a time)\n",
             opts.quarantine_runs, jobs);
-    RLVR_TRY(rlvr_run_check_pool(r->pool_path, manifest, &opts, jobs, false, stderr, &ok, &total));
+    rlvr_sandbox_host_options ho;
+    RLVR_TRY(rlvr_sandbox_host_options_from_config(r->cfg, &ho));
+    RLVR_TRY(rlvr_run_check_pool(r->pool_path, manifest, &opts, &ho, jobs, false, stderr, &ok, &total));
     fprintf(stderr, "rlvr: %zu of %zu tasks usable; manifest %s\n", ok, total, manifest);
     return 0;
 }
@@ -498,7 +498,8 @@ int rlvr_run_pool(rlvr_run *r, bool may_build) {
 
 int rlvr_run_host(rlvr_run *r) {
     if (!r->host) {
-        rlvr_sandbox_host_options ho = RLVR_SANDBOX_HOST_OPTIONS_INIT;
+        rlvr_sandbox_host_options ho;
+        RLVR_TRY(rlvr_sandbox_host_options_from_config(r->cfg, &ho));
         RLVR_TRY(rlvr_sandbox_host_new(&r->host, &ho));
     }
     r->harness.host = r->host;
@@ -567,9 +568,9 @@ int rlvr_run_set_tokenizer(rlvr_run *r, rlvr_tokenizer *tok, const char *from) {
     rlvr_tokenizer_describe(tok, got, sizeof got);
     int rc = tokenizer_path(r, path, sizeof path);
     if (rc == 0 && !r->tok_pending && !rlvr_tokenizer_equal(tok, r->tok))
-        rc = RLVR_FAIL(RLVR_EFORMAT, "%s uses the tokenizer %s, this run uses %s ([tokenizer] kind%s): its ids mean "
-                                     "other text; start from a checkpoint of this run, or give the run another --out",
-                       from, got, want, r->tokenizer.bpe ? ", " : "");
+        rc = RLVR_FAIL(RLVR_EFORMAT, "%s uses the tokenizer %s, this run uses %s (%s): its ids mean other text; start "
+                                     "from a checkpoint of this run, or give the run another --out",
+                       from, got, want, r->tokenizer.bpe ? path : "[tokenizer] kind = byte");
     if (rc == 0 && r->tok_pending && rlvr_tokenizer_kind_of(tok) != RLVR_TOKENIZER_BPE)
         rc = RLVR_FAIL(RLVR_EFORMAT, "%s uses the byte tokenizer, and [tokenizer] kind = bpe: set kind = byte to start "
                                      "from it",

@@ -185,7 +185,8 @@ static int cmd_check(int argc, char **argv) {
     if (!manifest) manifest = default_manifest;
 
     size_t ok = 0, n = 0;
-    int rc = rlvr_run_check_pool(argv[2], manifest, &opts, jobs, json, stdout, &ok, &n);
+    rlvr_sandbox_host_options host_options = RLVR_SANDBOX_HOST_OPTIONS_INIT;
+    int rc = rlvr_run_check_pool(argv[2], manifest, &opts, &host_options, jobs, json, stdout, &ok, &n);
     if (rc < 0) return rlvr_cmd_fail("tasks check", rc);
     rlvr_pool_manifest *m = NULL;
     rlvr_task_pool *pool = NULL;

@@ -94,6 +94,8 @@ static int build_bpe_tables(rlvr_tokenizer *t) {
             return RLVR_FAIL(RLVR_EFORMAT, "BPE merge %d makes a token of %zu bytes (at most 65535)", (int)i, len);
         t->text_len[id] = (uint16_t)len;
         total += len;
+        if (total > UINT32_MAX)
+            return RLVR_FAIL(RLVR_EFORMAT, "BPE merges up to %d spell more than 4 GiB of token text", (int)i);
     }
     RLVR_ALLOC(t->text, total);
     for (int32_t id = 0; id < BYTE_TOKENS; id++) t->text[id] = (char)id, t->text_off[id] = (uint32_t)id, t->text_len[id] = 1;

@@ -113,6 +113,15 @@ counts() { grep -o "[0-9]* enclave verifications, [0-9]* verdicts from the cache
 [ -n "$(counts "$dir/bf1.log")" ] && [ "$(counts "$dir/bf1.log")" = "$(counts "$dir/bf3.log")" ] ||
   { cat "$dir/bf1.log" "$dir/bf3.log"; fail "bugfix-c: verify_threads 0 and 1 counted other verifications"; }
 echo "bugfix-c: verification on every core and on one thread bit-identical ($(counts "$dir/bf1.log"))"
+# the run's sandboxes (pool check, workspaces, enclaves) live under [sandbox] scratch_dir
+printf '\n[sandbox]\nscratch_dir = %s\n' "$dir/no/such/dir" | cat "$dir/bf.ini" - > "$dir/bf_scratch.ini"
+if "$RLVR" sft "$dir/bf_scratch.ini" --out "$dir/bf4" > "$dir/bf4.log" 2>&1; then fail "a missing scratch_dir was not used"; fi
+grep -q "creating a directory under $dir/no/such/dir" "$dir/bf4.log" || { cat "$dir/bf4.log"; fail "scratch_dir: message"; }
+mkdir -p "$dir/bf5"
+cp -r "$dir/bf1/pool" "$dir/bf1/pool.manifest.json" "$dir/bf1/sft" "$dir/bf5/"
+if "$RLVR" train "$dir/bf_scratch.ini" --out "$dir/bf5" > "$dir/bf5.log" 2>&1; then fail "train: scratch_dir not used"; fi
+grep -q "creating a directory under $dir/no/such/dir" "$dir/bf5.log" || { cat "$dir/bf5.log"; fail "train scratch_dir: message"; }
+echo "bugfix-c: [sandbox] scratch_dir is where the pool check's and the run's sandboxes go"
 mpi 4 train "$dir/bf2.ini" --out "$dir/bf2" > "$dir/bf2.log" 2>&1 || { cat "$dir/bf2.log"; fail "bugfix-c -np 4"; }
 runs=$(awk '/^train: verifier rank [0-9]+: [0-9]+ enclave verifications/ { s += $5 } END { print s + 0 }' "$dir/bf2.log")
 [ "$runs" -gt 0 ] || { cat "$dir/bf2.log"; fail "bugfix-c: the verifier ranks ran no enclave verification"; }
