@@ -372,7 +372,7 @@ static int env_finish(driver *d, env *e) {
     if (r->stop == RLVR_STOP_NONE) r->stop = RLVR_STOP_DONE;
     r->reward.format = job->calls ? (float)job->calls_parsed / (float)job->calls : 0.0f;
     int rc = 0;
-    if (e->ws && r->stop != RLVR_STOP_INFRA_ERROR) {
+    if (e->ws && r->stop != RLVR_STOP_INFRA_ERROR && !job->no_patch) {
         rlvr_extract_result ex;
         double t0 = rlvr_now();
         rc = rlvr_workspace_extract(e->ws, &ex);

@@ -137,6 +137,8 @@ struct rlvr_harness_job {
     uint32_t step, sequence;       /* Philox keys of the sampler draws (core/rng.h) */
     rlvr_harness_script_fn script; /* NULL: the sampler's policy writes the turns */
     void *script_arg;
+    bool no_patch;                 /* "tests": the patch is not wanted (SFT's demonstrations): no
+                                      extraction at the end, patch stays NULL */
     /* outputs */
     rlvr_rollout record;           /* task_id, sample_sequence, tokens, turns, stop, timings, and for
                                       "arith" the verdict and reward.outcome */

@@ -54,8 +54,9 @@ static int demo_set_add(demo_set *d, const rlvr_task *t, bool recovery) {
         return 0;
     }
     RLVR_TRY(rc);
+    /* SFT imitates the tokens: the patch a demonstration leaves is not needed */
     d->jobs[d->n] = (rlvr_harness_job){.task = t, .sequence = (uint32_t)d->n, .script = rlvr_demo_script,
-                                       .script_arg = d->demos[d->n]};
+                                       .script_arg = d->demos[d->n], .no_patch = true};
     d->n++;
     return 0;
 }

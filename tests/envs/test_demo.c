@@ -12,7 +12,9 @@
  *    still POLICY, so SFT trains on the recovery only.
  * 3. A plain record with a refused call, or a recovery record whose mistake
  *    succeeded, is not usable; arith tasks have no recovery demonstration
- *    (RLVR_ENOTFOUND). */
+ *    (RLVR_ENOTFOUND).
+ * 4. Played again with no_patch (as SFT plays them), a demonstration gives
+ *    the same tokens and mask and no patch. */
 #include "core/error.h"
 #include "enclave/config.h"
 #include "envs/demo.h"
@@ -169,6 +171,20 @@ int main(void) {
         for (int32_t k = 0; k < jobs[2 * i].record.n_turns; k++)
             CHECK(jobs[2 * i].record.mask[jobs[2 * i].record.turns[k].policy_start] == RLVR_TOKEN_POLICY);
         rlvr_verify_task_free(vt);
+    }
+
+    /* no_patch (SFT's demonstrations): the same record, no extraction */
+    if (s && host && n > 0 && plain[0]) {
+        rlvr_harness_job again = {.task = tasks[0], .sequence = 0, .script = rlvr_demo_script,
+                                  .script_arg = plain[0], .no_patch = true};
+        CHECK_OK(rlvr_harness_run(s, tok, &opt, &again, 1));
+        const rlvr_rollout *a = &again.record, *b = &jobs[0].record;
+        CHECK(again.patch == NULL && jobs[0].patch != NULL);
+        CHECK(a->n_tokens == b->n_tokens && a->stop == b->stop &&
+              memcmp(a->tokens, b->tokens, (size_t)a->n_tokens * sizeof *a->tokens) == 0 &&
+              memcmp(a->mask, b->mask, (size_t)a->n_tokens) == 0);
+        CHECK(rlvr_demo_usable(plain[0], a, again.calls, again.calls_parsed));
+        rlvr_harness_job_clear(&again);
     }
 
     for (int i = 0; i < 2 * n; i++) rlvr_harness_job_clear(&jobs[i]);
