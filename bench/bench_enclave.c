@@ -31,6 +31,7 @@
 #include "enclave/gitrepo.h"
 #include "enclave/verify.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
@@ -247,9 +248,12 @@ static int throughput(rlvr_sandbox_host *host, const char *repo, const char *com
     int fds[2];
     if (pipe(fds) != 0) return rlvr_error_errno_at(__FILE__, __LINE__, "pipe");
     fflush(stdout);
+    pid_t kids[64];
+    if (workers > 64) workers = 64;
     for (int w = 0; w < workers; w++) {
         pid_t p = fork();
         if (p < 0) return rlvr_error_errno_at(__FILE__, __LINE__, "fork");
+        kids[w] = p;
         if (p > 0) continue;
         close(fds[0]);
         rlvr_verify_spec spec;
@@ -282,8 +286,10 @@ static int throughput(rlvr_sandbox_host *host, const char *repo, const char *com
         else *total += n;
     }
     close(fds[0]);
-    while (wait(NULL) > 0) {
-    }
+    /* the workers only: the sandbox spawner is a child of this process too */
+    for (int w = 0; w < workers; w++)
+        while (waitpid(kids[w], NULL, 0) < 0 && errno == EINTR) {
+        }
     return rc;
 }
 

@@ -3,9 +3,12 @@
  *
  * Three objects:
  * - rlvr_sandbox_host: what this machine allows, probed once (user
- *   namespaces, overlayfs), the seccomp filter, a private scratch directory.
- *   Refuses with a message naming the missing kernel setting when sandboxes
- *   are impossible.
+ *   namespaces, overlayfs), the seccomp filter, a private scratch directory,
+ *   and the spawner: a small process, forked once, that every sandbox
+ *   process is forked from (a fork copies the parent's page tables, and the
+ *   runtime's grow with the model, the pool and the rollouts). Refuses with
+ *   a message naming the missing kernel setting when sandboxes are
+ *   impossible.
  * - rlvr_snapshot: a pristine tree owned by the runtime. It is never written
  *   through a sandbox: every sandbox sees it as the lower layer of an overlay
  *   (or, where overlay is not permitted, as a private copy).
@@ -75,6 +78,9 @@ bool rlvr_sandbox_host_landlock(const rlvr_sandbox_host *host);
 const char *rlvr_sandbox_host_describe(const rlvr_sandbox_host *host);
 /* The host's scratch directory (snapshots and sandbox mount points live here). */
 const char *rlvr_sandbox_host_scratch(const rlvr_sandbox_host *host);
+/* The spawner's pid (the runtime's one child for all its sandboxes: holders
+ * and supervisors are the spawner's children); -1 when none runs. */
+pid_t rlvr_sandbox_host_spawner(const rlvr_sandbox_host *host);
 
 /* ---- snapshots ----------------------------------------------------------- */
 
@@ -188,10 +194,12 @@ typedef struct {
     int (*prepare)(void *arg);/* runtime code run inside first, in a process of its own without
                                  the results fd (isolation as rlvr_sandbox_call); non-zero
                                  return: the command is not run */
-    void *prepare_arg;
+    const void *prepare_arg;  /* prepare_arg_len bytes, copied into the run: prepare gets a
+                                 pointer to the copy (16-byte aligned; NULL when the length is 0) */
+    size_t prepare_arg_len;
 } rlvr_sandbox_cmd;
 
-#define RLVR_SANDBOX_CMD_VERSION 1
+#define RLVR_SANDBOX_CMD_VERSION 2
 
 /* Runs a command. Returns 0 when the run happened, whatever the command did
  * (see *res); a negative code when the sandbox itself failed (infrastructure:
@@ -209,9 +217,14 @@ int rlvr_sandbox_exec(rlvr_sandbox *sb, const rlvr_sandbox_cmd *cmd, rlvr_sandbo
  * writes its answer to fd 1 (captured into res->out, up to output_bytes,
  * which may exceed the sandbox's output limit); its return value becomes the
  * exit code (0..255). /.rlvr/private is visible to it. */
+/* The run does not share the runtime's memory (it is forked from the
+ * sandbox spawner, not from the runtime): its argument is `arg_len` bytes at
+ * `arg`, copied into the run, and `fn` gets a pointer to the copy (16-byte
+ * aligned; NULL when arg_len is 0). An argument with pointers in it must be
+ * flattened first (core/flat.h). */
 typedef int (*rlvr_sandbox_fn)(void *arg);
-int rlvr_sandbox_call(rlvr_sandbox *sb, rlvr_sandbox_fn fn, void *arg, double wall_s, int64_t output_bytes,
-                      rlvr_sandbox_result *res);
+int rlvr_sandbox_call(rlvr_sandbox *sb, rlvr_sandbox_fn fn, const void *arg, size_t arg_len, double wall_s,
+                      int64_t output_bytes, rlvr_sandbox_result *res);
 
 void rlvr_sandbox_result_free(rlvr_sandbox_result *res);
 
@@ -220,7 +233,7 @@ void rlvr_sandbox_result_free(rlvr_sandbox_result *res);
  * drive the runs of many sandboxes with poll(2) while it does other work
  * (the harness decodes for the rollouts that are not waiting on a tool):
  *
- *   rlvr_sandbox_exec_start / rlvr_sandbox_call_start   fork the run, return at once;
+ *   rlvr_sandbox_exec_start / rlvr_sandbox_call_start   start the run, return at once;
  *   rlvr_sandbox_run_pollfds    the run's pipes (≤ 3) to add to a poll set;
  *   rlvr_sandbox_run_advance    after poll: reads what is ready, enforces the
  *                               output cap and the backstop; 1 when the run has ended;
@@ -235,13 +248,13 @@ void rlvr_sandbox_result_free(rlvr_sandbox_result *res);
  * The limits (wall time, CPU, memory, ...) are enforced inside the sandbox
  * by its supervisor, whether or not the caller polls; the caller's polling
  * only drains output. The command, the function's argument and the sandbox
- * must outlive the start call only (the run works on a copy made by fork);
+ * must outlive the start call only (the run works on its own copy);
  * the sandbox must outlive the run, and a sandbox runs one thing at a time. */
 typedef struct rlvr_sandbox_run rlvr_sandbox_run;
 struct pollfd;
 int rlvr_sandbox_exec_start(rlvr_sandbox *sb, const rlvr_sandbox_cmd *cmd, rlvr_sandbox_run **out);
-int rlvr_sandbox_call_start(rlvr_sandbox *sb, rlvr_sandbox_fn fn, void *arg, double wall_s, int64_t output_bytes,
-                            rlvr_sandbox_run **out);
+int rlvr_sandbox_call_start(rlvr_sandbox *sb, rlvr_sandbox_fn fn, const void *arg, size_t arg_len, double wall_s,
+                            int64_t output_bytes, rlvr_sandbox_run **out);
 int rlvr_sandbox_run_pollfds(const rlvr_sandbox_run *run, struct pollfd *fds, int cap);
 int rlvr_sandbox_run_advance(rlvr_sandbox_run *run, const struct pollfd *fds, int n);
 double rlvr_sandbox_run_deadline(const rlvr_sandbox_run *run);

@@ -256,7 +256,7 @@ static int probe(rlvr_sandbox_host *host) {
     }
     if (rc == 0) {
         rlvr_sandbox_result res;
-        rc = rlvr_sandbox_call(sb, probe_fn, NULL, 20, 4096, &res);
+        rc = rlvr_sandbox_call(sb, probe_fn, NULL, 0, 20, 4096, &res);
         if (rc == 0 && res.exit_code != 0)
             rc = RLVR_FAIL(RLVR_ESANDBOX, "the probe sandbox did not behave (check %d, signal %d, limit %s)",
                            res.exit_code, res.signal, rlvr_sandbox_limit_name(res.limit));
@@ -285,6 +285,9 @@ int rlvr_sandbox_host_new(rlvr_sandbox_host **out, const rlvr_sandbox_host_optio
 
     rlvr_sandbox_host *host = calloc(1, sizeof *host);
     if (!host) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    host->spawner = -1;
+    host->spawner_sock = -1;
+    pthread_mutex_init(&host->spawner_lock, NULL);
     host->overlay = opt->overlay;
     FILE *f = fopen("/proc/sys/kernel/cap_last_cap", "re");
     host->cap_last = 40;
@@ -309,6 +312,9 @@ int rlvr_sandbox_host_new(rlvr_sandbox_host **out, const rlvr_sandbox_host_optio
     if (rc == 0 && chmod(host->scratch, 0711) != 0)
         rc = rlvr_error_errno_at(__FILE__, __LINE__, "chmod %s", host->scratch);
     if (rc == 0) rc = rlvr_sandbox_build_seccomp(host);
+    /* last, once the fields every sandbox process reads are set (the
+     * probe's overlay verdict travels in each holder's plan) */
+    if (rc == 0) rc = rlvr_spawner_start(host);
     if (rc == 0) rc = probe(host);
     if (rc < 0) {
         rlvr_sandbox_host_free(host);
@@ -324,6 +330,8 @@ int rlvr_sandbox_host_new(rlvr_sandbox_host **out, const rlvr_sandbox_host_optio
 
 void rlvr_sandbox_host_free(rlvr_sandbox_host *host) {
     if (!host) return;
+    rlvr_spawner_stop(host);
+    pthread_mutex_destroy(&host->spawner_lock);
     if (host->scratch) {
         rlvr_fs_remove_tree(host->scratch);
         free(host->scratch);
@@ -339,6 +347,7 @@ bool rlvr_sandbox_host_privileged(const rlvr_sandbox_host *host) { return host->
 bool rlvr_sandbox_host_landlock(const rlvr_sandbox_host *host) { return host->landlock; }
 const char *rlvr_sandbox_host_describe(const rlvr_sandbox_host *host) { return host->describe; }
 const char *rlvr_sandbox_host_scratch(const rlvr_sandbox_host *host) { return host->scratch; }
+pid_t rlvr_sandbox_host_spawner(const rlvr_sandbox_host *host) { return host->spawner; }
 
 /* ---- snapshots ---------------------------------------------------------- */
 

@@ -6,6 +6,8 @@
 #include "enclave/sandbox.h"
 
 #include <linux/filter.h>
+#include <pthread.h>
+#include <sys/types.h>
 
 /* Inside every sandbox the processes run as this uid/gid; the user namespace
  * maps it to the host identity (the runtime's own uid, or root_uid when the
@@ -26,6 +28,12 @@ struct rlvr_sandbox_host {
     unsigned short filter_len;
     int cap_last;                /* highest capability number of the kernel */
     char describe[256];
+    /* the spawner: the small process every holder and supervisor is forked
+     * from (sandbox.c); -1 while none runs */
+    pid_t spawner;
+    pid_t spawner_owner; /* the process that started it (a fork of the runtime starts its own) */
+    int spawner_sock;
+    pthread_mutex_t spawner_lock; /* one request at a time */
 };
 
 struct rlvr_snapshot {
@@ -45,5 +53,12 @@ int rlvr_sandbox_build_seccomp(rlvr_sandbox_host *host);
  * a child-side failure (0 when the failure was not inside the child). */
 int rlvr_sandbox_new_internal(rlvr_sandbox **out, rlvr_sandbox_host *host, const rlvr_sandbox_options *opt,
                               bool overlay, char *stage);
+
+/* Starts the host's spawner (sandbox.c). Called once the host's fields are
+ * final: the spawner and everything it forks see the host as it was then. */
+int rlvr_spawner_start(rlvr_sandbox_host *host);
+
+/* Ends the spawner, if one runs. */
+void rlvr_spawner_stop(rlvr_sandbox_host *host);
 
 #endif

@@ -253,9 +253,10 @@ int rlvr_reason_for_limit(rlvr_sandbox_limit limit) {
 
 enum { APPLY_OK = 0, APPLY_REFUSED = 10, APPLY_BROKEN = 11 };
 
+/* apply_fn's argument, copied into the run: the patch's length, then the patch */
 typedef struct {
-    const char *patch;
     size_t len;
+    char patch[];
 } apply_arg;
 
 /* The stand-in index of apply_fn, in the run's own fresh /tmp. */
@@ -265,6 +266,9 @@ typedef struct {
 static int apply_fn(void *p) {
     const apply_arg *a = p;
     if (a->len == 0) return APPLY_OK;
+    /* the run is forked from the spawner, which may predate the runtime's
+     * own libgit2 start */
+    git_libgit2_init();
     git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, 0);
     git_repository *repo = NULL;
     if (git_repository_open_ext(&repo, "/work", GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) return APPLY_BROKEN;
@@ -364,9 +368,15 @@ int rlvr_verify_run_once(rlvr_verify_task *t, const char *patch, size_t len, uin
     if (!order) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
     const char *env[] = {seed_env, order, NULL};
     const char *argv[] = {"/bin/sh", "-c", t->test_command, NULL};
-    apply_arg arg = {patch, len};
+    apply_arg *arg = malloc(sizeof *arg + len);
+    if (!arg) {
+        free(order);
+        return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    }
+    arg->len = len;
+    if (len) memcpy(arg->patch, patch, len);
     rlvr_sandbox_cmd cmd = {.version = RLVR_SANDBOX_CMD_VERSION, .argv = argv, .env = env, .results_fd = true,
-                            .prepare = apply_fn, .prepare_arg = &arg};
+                            .prepare = apply_fn, .prepare_arg = arg, .prepare_arg_len = sizeof *arg + len};
     rlvr_sandbox_result res;
     memset(&res, 0, sizeof res);
     int rc = enclave_ready(t);
@@ -376,6 +386,7 @@ int rlvr_verify_run_once(rlvr_verify_task *t, const char *patch, size_t len, uin
         t->enclave = NULL;
     }
     free(order);
+    free(arg);
     if (rc == RLVR_ENOMEM) return rc;
     if (rc < 0) {
         out->infra = true;

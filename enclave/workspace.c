@@ -1,6 +1,7 @@
 #include "enclave/workspace.h"
 
 #include "core/error.h"
+#include "core/flat.h"
 #include "enclave/fsutil.h"
 #include "enclave/gitrepo.h"
 #include "enclave/reason.h"
@@ -115,17 +116,23 @@ const char *rlvr_workspace_base_tree(const rlvr_workspace *ws) { return ws->base
  * Answer on stdout: "RLVR-EXTRACT <tests_changed> <reason> <len>\n" then the
  * patch, or "RLVR-ERROR <message>\n". */
 
+/* extract_fn's argument: a flat image (core/flat.h) with this at its root */
 typedef struct {
-    const rlvr_workspace *ws;
+    size_t max_patch_bytes;
+    char base_tree[41];
+    uint64_t public_tests; /* string vector */
 } extract_arg;
 
 static int extract_fn(void *p) {
-    const extract_arg *a = p;
-    /* the runtime's copy is owned by the runtime's uid, not the sandbox's */
+    const extract_arg *a = rlvr_flat_at(p, RLVR_FLAT_FIRST);
+    const char **public_tests = rlvr_flat_strv_at(p, a->public_tests);
+    /* libgit2 may not be started in the spawner this run was forked from;
+     * the runtime's copy is owned by the runtime's uid, not the sandbox's */
+    git_libgit2_init();
     git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, 0);
     rlvr_extract_result r;
-    int rc = rlvr_diffgate_extract_dir("/.rlvr/private/base.git", a->ws->base_tree, "/work",
-                                       (const char *const *)a->ws->public_tests, a->ws->max_patch_bytes, &r);
+    int rc = rlvr_diffgate_extract_dir("/.rlvr/private/base.git", a->base_tree, "/work", public_tests,
+                                       a->max_patch_bytes, &r);
     if (rc < 0) {
         printf("RLVR-ERROR %s\n", rlvr_error_last());
         return 2;
@@ -138,9 +145,18 @@ static int extract_fn(void *p) {
 
 int rlvr_workspace_extract(rlvr_workspace *ws, rlvr_extract_result *out) {
     memset(out, 0, sizeof *out);
-    extract_arg arg = {ws};
+    rlvr_flat f = {0};
+    uint64_t root = rlvr_flat_put(&f, NULL, sizeof(extract_arg));
+    extract_arg arg = {.max_patch_bytes = ws->max_patch_bytes};
+    memcpy(arg.base_tree, ws->base_tree, sizeof arg.base_tree);
+    arg.public_tests = rlvr_flat_strv(&f, (const char *const *)ws->public_tests);
+    if (!f.failed) memcpy(f.data + root, &arg, sizeof arg);
     rlvr_sandbox_result res;
-    RLVR_TRY(rlvr_sandbox_call(ws->sb, extract_fn, &arg, ws->extract_wall_s, (int64_t)ws->max_patch_bytes + 4096, &res));
+    int call = f.failed ? RLVR_FAIL(RLVR_ENOMEM, "out of memory")
+                        : rlvr_sandbox_call(ws->sb, extract_fn, f.data, f.len, ws->extract_wall_s,
+                                            (int64_t)ws->max_patch_bytes + 4096, &res);
+    rlvr_flat_free(&f);
+    RLVR_TRY(call);
     int rc = 0;
     int changed = 0, reason = 0;
     size_t len = 0;

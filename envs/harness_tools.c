@@ -10,6 +10,7 @@
 #include "envs/harness_internal.h"
 
 #include "core/error.h"
+#include "core/flat.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -333,8 +334,38 @@ static int tool_write(const rlvr_tool_call *c) {
     return rc;
 }
 
+/* A call as file_tool_fn's argument: a flat image (core/flat.h) with this
+ * at its root; the strings are offsets, each with its NUL. */
+typedef struct {
+    rlvr_tool_call call; /* the numbers; its pointers are NULL */
+    uint64_t path, pattern, old_text, new_text, content, command;
+} flat_call;
+
+static int flatten_call(const rlvr_tool_call *c, rlvr_flat *f) {
+    uint64_t root = rlvr_flat_put(f, NULL, sizeof(flat_call));
+    flat_call w = {.call = *c};
+    w.call.path = w.call.pattern = w.call.old_text = w.call.new_text = w.call.content = w.call.command = NULL;
+    w.path = rlvr_flat_str(f, c->path);
+    w.pattern = rlvr_flat_str(f, c->pattern);
+    w.old_text = c->old_text ? rlvr_flat_put(f, c->old_text, c->old_len + 1) : 0;
+    w.new_text = c->new_text ? rlvr_flat_put(f, c->new_text, c->new_len + 1) : 0;
+    w.content = c->content ? rlvr_flat_put(f, c->content, c->content_len + 1) : 0;
+    w.command = rlvr_flat_str(f, c->command);
+    if (f->failed) return RLVR_FAIL(RLVR_ENOMEM, "out of memory for a tool call");
+    memcpy(f->data + root, &w, sizeof w);
+    return 0;
+}
+
 static int file_tool_fn(void *arg) {
-    const rlvr_tool_call *c = arg;
+    const flat_call *w = rlvr_flat_at(arg, RLVR_FLAT_FIRST);
+    rlvr_tool_call call = w->call;
+    call.path = rlvr_flat_at(arg, w->path);
+    call.pattern = rlvr_flat_at(arg, w->pattern);
+    call.old_text = rlvr_flat_at(arg, w->old_text);
+    call.new_text = rlvr_flat_at(arg, w->new_text);
+    call.content = rlvr_flat_at(arg, w->content);
+    call.command = rlvr_flat_at(arg, w->command);
+    const rlvr_tool_call *c = &call;
     int rc = 1;
     switch (c->tool) {
     case RLVR_TOOL_LIST_FILES: rc = tool_list_files(c); break;
@@ -406,8 +437,11 @@ int harness_tool_start(rlvr_sandbox *sb, const rlvr_task *task, const rlvr_tool_
         rlvr_sandbox_cmd cmd = {.version = RLVR_SANDBOX_CMD_VERSION, .argv = argv, .wall_s = t};
         rc = rlvr_sandbox_exec_start(sb, &cmd, &run->run);
     } else {
-        /* the call is read by the forked child only: it may go once this returns */
-        rc = rlvr_sandbox_call_start(sb, file_tool_fn, (void *)call, t, 0, &run->run);
+        /* the run gets a copy: the call may go once this returns */
+        rlvr_flat f = {0};
+        rc = flatten_call(call, &f);
+        if (rc == 0) rc = rlvr_sandbox_call_start(sb, file_tool_fn, f.data, f.len, t, 0, &run->run);
+        rlvr_flat_free(&f);
     }
     return rc < 0 ? rlvr_error_wrap(rc, "running tool %s", rlvr_tool_name(call->tool)) : 0;
 }

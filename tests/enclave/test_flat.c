@@ -43,8 +43,8 @@ static sample take(rlvr_sandbox_host *host) {
     sample s;
     s.fds = fixture_count_entries("/proc/self/fd");
     s.mounts = count_lines("/proc/self/mountinfo");
-    s.children = fixture_count_children(getpid());
-    s.grandchildren = fixture_count_grandchildren(getpid());
+    s.children = fixture_count_children(rlvr_sandbox_host_spawner(host));
+    s.grandchildren = fixture_count_grandchildren(rlvr_sandbox_host_spawner(host));
     s.scratch = fixture_count_entries(rlvr_sandbox_host_scratch(host));
     s.rss_kb = rss_kb();
     return s;

@@ -179,7 +179,7 @@ static void test_private(rlvr_sandbox *sb) {
     rlvr_sandbox_result r = sh(sb, "cat /.rlvr/private/key 2>/dev/null || echo hidden", 10);
     CHECK_MSG(strcmp(r.out, "hidden\n") == 0, "a command saw the private dir: %s", r.out);
     rlvr_sandbox_result_free(&r);
-    CHECK_OK(rlvr_sandbox_call(sb, private_fn, NULL, 10, 100, &r));
+    CHECK_OK(rlvr_sandbox_call(sb, private_fn, NULL, 0, 10, 100, &r));
     CHECK(strcmp(r.out, "visible") == 0);
     rlvr_sandbox_result_free(&r);
 }
@@ -231,7 +231,7 @@ static void test_network(rlvr_sandbox *sb) {
     int c = accept(l, NULL, NULL);
     if (c >= 0) close(c);
     rlvr_sandbox_result r;
-    CHECK_OK(rlvr_sandbox_call(sb, net_fn, &arg, 20, 100, &r));
+    CHECK_OK(rlvr_sandbox_call(sb, net_fn, &arg, sizeof arg, 20, 100, &r));
     CHECK_MSG(r.exit_code == 0, "connections that should fail succeeded: mask %d", r.exit_code);
     rlvr_sandbox_result_free(&r);
     c = accept(l, NULL, NULL);
@@ -266,7 +266,7 @@ static int syscalls_fn(void *arg) {
 
 static void test_seccomp(rlvr_sandbox *sb) {
     rlvr_sandbox_result r;
-    CHECK_OK(rlvr_sandbox_call(sb, syscalls_fn, NULL, 10, 100, &r));
+    CHECK_OK(rlvr_sandbox_call(sb, syscalls_fn, NULL, 0, 10, 100, &r));
     CHECK_MSG(r.exit_code == 0, "a denied system call went through (code %d)", r.exit_code);
     rlvr_sandbox_result_free(&r);
     r = sh(sb, "unshare -U true 2>/dev/null && echo UNSHARED; unshare -rm true 2>/dev/null && echo UNSHARED2; echo end", 10);
@@ -296,7 +296,24 @@ static void test_wall_and_survivors(rlvr_sandbox *sb) {
     CHECK_MSG(strcmp(r.out, "0\n") == 0, "a background process survived its run: %s", r.out);
     rlvr_sandbox_result_free(&r);
     rlvr_sandbox_settle(sb);
-    CHECK_MSG(fixture_count_children(getpid()) == 1, "%d children; only the sandbox's holder should be left", fixture_count_children(getpid()));
+    pid_t spawner = rlvr_sandbox_host_spawner(host);
+    CHECK_MSG(fixture_count_children(spawner) == 1, "%d children of the spawner; only the sandbox's holder should be left",
+              fixture_count_children(spawner));
+    CHECK_MSG(fixture_count_children(getpid()) == 1, "%d children; only the spawner should be left",
+              fixture_count_children(getpid()));
+}
+
+/* The spawner killed between runs: the next run starts a new one and runs
+ * in the same sandbox (its holder outlives the spawner). */
+static void test_spawner_restart(rlvr_sandbox *sb) {
+    pid_t old = rlvr_sandbox_host_spawner(host);
+    CHECK(old > 0 && kill(old, SIGKILL) == 0);
+    rlvr_sandbox_result r = sh(sb, "echo again", 10);
+    CHECK_MSG(r.out && strcmp(r.out, "again\n") == 0, "after the spawner was killed: %s", r.out ? r.out : rlvr_error_last());
+    rlvr_sandbox_result_free(&r);
+    pid_t now = rlvr_sandbox_host_spawner(host);
+    CHECK_MSG(now > 0 && now != old, "spawner %d, killed %d", (int)now, (int)old);
+    CHECK(fixture_count_children(getpid()) == 1); /* the killed one was reaped */
 }
 
 static void test_limits(rlvr_snapshot *snap) {
@@ -446,7 +463,8 @@ static int prepare_fail(void *arg) { return *(int *)arg; }
 static void test_prepare(rlvr_sandbox *sb) {
     int code = 7;
     const char *argv[] = {"/bin/sh", "-c", "echo RAN", NULL};
-    rlvr_sandbox_cmd cmd = {.version = RLVR_SANDBOX_CMD_VERSION, .argv = argv, .prepare = prepare_fail, .prepare_arg = &code};
+    rlvr_sandbox_cmd cmd = {.version = RLVR_SANDBOX_CMD_VERSION, .argv = argv, .prepare = prepare_fail, .prepare_arg = &code,
+                            .prepare_arg_len = sizeof code};
     rlvr_sandbox_result r;
     CHECK_OK(rlvr_sandbox_exec(sb, &cmd, &r));
     CHECK(r.prepare_status == 7 && !strstr(r.out, "RAN"));
@@ -488,6 +506,7 @@ static void scenario(bool overlay) {
         test_seccomp(sb);
         test_wall_and_survivors(sb);
         test_prepare(sb);
+        test_spawner_restart(sb);
         test_reset(sb, snap);
         rlvr_sandbox_free(sb);
     }
@@ -495,7 +514,8 @@ static void scenario(bool overlay) {
     test_threads(snap);
     rlvr_snapshot_free(snap);
     rlvr_fs_remove_tree(private_dir);
-    CHECK(fixture_count_children(getpid()) == 0);
+    CHECK(fixture_count_children(rlvr_sandbox_host_spawner(host)) == 0);
+    CHECK(fixture_count_children(getpid()) == 1);
     CHECK_MSG(count_fds() == fds, "descriptors leaked: %d before, %d after", fds, count_fds());
     /* nothing is left in the scratch directory but what we made */
     DIR *d = opendir(rlvr_sandbox_host_scratch(host));

@@ -417,10 +417,14 @@ static void run_case(const redteam_case *rc, prepared *p, const context *ctx, rl
     CHECK_MSG(before.snapshot == after.snapshot, "case \"%s\" changed the enclave's clean snapshot", rc->name);
     CHECK_MSG(before.scratch == after.scratch, "case \"%s\" left entries in the scratch directory", rc->name);
     CHECK_MSG(before.fds == after.fds, "case \"%s\" leaked descriptors (%d -> %d)", rc->name, before.fds, after.fds);
-    int children = fixture_count_children(getpid());
-    CHECK_MSG(children == pooled, "case \"%s\": %d children, expected the %d pooled enclaves", rc->name, children,
-              pooled);
-    CHECK_MSG(fixture_count_grandchildren(getpid()) == 0, "case \"%s\": a pooled enclave kept processes", rc->name);
+    /* the sandbox processes are the spawner's children, not the runtime's */
+    pid_t spawner = rlvr_sandbox_host_spawner(host);
+    int children = fixture_count_children(spawner);
+    CHECK_MSG(children == pooled, "case \"%s\": %d children of the spawner, expected the %d pooled enclaves", rc->name,
+              children, pooled);
+    CHECK_MSG(fixture_count_grandchildren(spawner) == 0, "case \"%s\": a pooled enclave kept processes", rc->name);
+    CHECK_MSG(fixture_count_children(getpid()) == 1, "case \"%s\": the runtime has children besides the spawner",
+              rc->name);
     char secret[4200];
     snprintf(secret, sizeof secret, "%s/secret", ctx->canary);
     char *text = NULL;
@@ -501,7 +505,7 @@ int main(int argc, char **argv) {
         rlvr_verify_task_free(prep[k].task);
         if (prep[k].f.root) fixture_free(&prep[k].f);
     }
-    CHECK(fixture_count_children(getpid()) == 0);
+    CHECK(fixture_count_children(rlvr_sandbox_host_spawner(host)) == 0);
     CHECK(fixture_count_entries(rlvr_sandbox_host_scratch(host)) == 0);
     rlvr_sandbox_host_free(host);
     printf("%zu red-team cases\n", n_cases);
