@@ -95,6 +95,10 @@ const rlvr_config_key rlvr_train_config_keys[] = {
      "a run without verifier ranks: tasks whose rollouts are verified at once (one task's rollouts in order on "
      "one thread, so verdicts do not depend on it); 0 = one per physical core",
      NULL, RLVR_CFG_RANGE(0, 4096)},
+    {"train", "verify_enclaves", RLVR_CFG_INT, "64",
+     "per-task verification enclaves kept alive at once (each a holder process with its namespaces and "
+     "mounts); the ones idle longest are freed beyond it, and rebuilt when their task comes back",
+     NULL, RLVR_CFG_RANGE(1, 1000000)},
     {NULL, NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -134,6 +138,7 @@ static int read_train(rlvr_train_config *o, const rlvr_config *cfg) {
     RLVR_TRY(rlvr_config_get_int(cfg, "train", "max_staleness", &o->max_staleness));
     RLVR_TRY(rlvr_config_get_bool(cfg, "train", "verify_cache", &o->verify_cache));
     RLVR_TRY(rlvr_config_get_int(cfg, "train", "verify_threads", &o->verify_threads));
+    RLVR_TRY(rlvr_config_get_int(cfg, "train", "verify_enclaves", &o->verify_enclaves));
     const char *policy = NULL;
     RLVR_TRY(rlvr_config_get_string(cfg, "train", "rollout_policy", &policy));
     o->promoted_only = strcmp(policy, "promoted") == 0;

@@ -56,6 +56,7 @@ typedef struct {
     int64_t max_staleness;   /* Δv_max; 0 = synchronous */
     bool verify_cache;       /* verify identical patches of a task once per run */
     int64_t verify_threads;  /* one process: tasks verified at once (0 = physical cores) */
+    int64_t verify_enclaves; /* per-task verification enclaves kept alive at once */
     bool promoted_only;      /* rollout_policy = promoted: rollouts use only the RUN/promoted checkpoint */
 } rlvr_train_config;
 

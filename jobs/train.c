@@ -827,10 +827,12 @@ int rlvr_trainer_run(rlvr_trainer *t) {
     int m_rc = rlvr_run_manifest_end(manifest, r->io.manifest_path, rc, t->step, t->version);
     if (rc < 0) return rlvr_error_set(rc, "%s", why);
     RLVR_TRY(m_rc);
-    int64_t runs = 0, cached = 0;
-    rlvr_verifiers_counts(t->verifiers, &runs, &cached);
-    fprintf(stderr, "train: %lld infra errors excluded; %lld enclave verifications, %lld verdicts from the cache\n",
-            (long long)t->infra_total, (long long)runs, (long long)cached);
+    int64_t runs = 0, cached = 0, freed = 0;
+    rlvr_verifiers_counts(t->verifiers, &runs, &cached, &freed);
+    fprintf(stderr,
+            "train: %lld infra errors excluded; %lld enclave verifications, %lld verdicts from the cache; "
+            "%lld idle task enclaves freed\n",
+            (long long)t->infra_total, (long long)runs, (long long)cached, (long long)freed);
     return rc;
 }
 

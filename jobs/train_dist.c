@@ -1688,10 +1688,12 @@ static int verify(dist *d) {
     if (all == 0) {
         rc = d->async ? verify_loop_async(d, v, &stop_step) : verify_loop(d, v, &stop_step);
         if (rc < 0) abort_job(d, rc);
-        int64_t runs = 0, cached = 0;
-        rlvr_verifiers_counts(v, &runs, &cached);
-        fprintf(stderr, "train: verifier rank %d: %lld enclave verifications, %lld verdicts from the cache\n",
-                d->roles.role_rank, (long long)runs, (long long)cached);
+        int64_t runs = 0, cached = 0, freed = 0;
+        rlvr_verifiers_counts(v, &runs, &cached, &freed);
+        fprintf(stderr,
+                "train: verifier rank %d: %lld enclave verifications, %lld verdicts from the cache; %lld idle task "
+                "enclaves freed\n",
+                d->roles.role_rank, (long long)runs, (long long)cached, (long long)freed);
     }
     rlvr_verifiers_free(v);
     if (all) return all;

@@ -22,10 +22,12 @@ typedef struct {
 } cached_verdict;
 
 typedef struct {
-    rlvr_verify_task *vt; /* created on first use */
+    rlvr_verify_task *vt; /* created on first use, freed when idle longest ([train] verify_enclaves) */
+    uint64_t last_used;   /* the batch that last verified this task */
     cached_verdict *cache;
     int n_cache, cap_cache;
 } task_verifier;
+
 
 static void verifier_free(task_verifier *v) {
     rlvr_verify_task_free(v->vt);
@@ -59,7 +61,9 @@ struct rlvr_verifiers {
     rlvr_run *run;
     task_verifier *tasks; /* (pool size) */
     size_t n;
-    int64_t runs, cached;
+    int live;         /* tasks[i].vt != NULL */
+    uint64_t batches; /* batches begun (the clock of last_used) */
+    int64_t runs, cached, freed;
 };
 
 int rlvr_verifiers_new(rlvr_verifiers **out, rlvr_run *r) {
@@ -83,9 +87,40 @@ void rlvr_verifiers_free(rlvr_verifiers *v) {
     free(v);
 }
 
-void rlvr_verifiers_counts(const rlvr_verifiers *v, int64_t *runs, int64_t *cached) {
+void rlvr_verifiers_counts(const rlvr_verifiers *v, int64_t *runs, int64_t *cached, int64_t *freed) {
     *runs = v->runs;
     *cached = v->cached;
+    *freed = v->freed;
+}
+
+/* Each verify task holds a pooled enclave (a holder process, its
+ * namespaces and mounts); a run over thousands of tasks would otherwise keep
+ * one for every task it ever verified. Marks the batch's tasks used now,
+ * then frees the verify tasks idle longest until at most [train]
+ * verify_enclaves would be alive with the batch's (never one of the
+ * batch's: other threads may verify them). A freed task gets a fresh
+ * enclave when it comes back, with the same verdicts (every run starts from
+ * a reset enclave), and keeps its verdict cache. */
+static void begin_batch(rlvr_verifiers *vs, const size_t *pool_index, int n) {
+    uint64_t now = ++vs->batches;
+    int missing = 0;
+    for (int i = 0; i < n; i++) {
+        task_verifier *v = &vs->tasks[pool_index[i]];
+        if (v->last_used != now && !v->vt) missing++;
+        v->last_used = now;
+    }
+    while (vs->live > 0 && vs->live + missing > vs->run->train.verify_enclaves) {
+        task_verifier *oldest = NULL;
+        for (size_t t = 0; t < vs->n; t++) {
+            task_verifier *v = &vs->tasks[t];
+            if (v->vt && v->last_used != now && (!oldest || v->last_used < oldest->last_used)) oldest = v;
+        }
+        if (!oldest) break;
+        rlvr_verify_task_free(oldest->vt);
+        oldest->vt = NULL;
+        vs->live--;
+        vs->freed++;
+    }
 }
 
 static int verifier_for(rlvr_verifiers *vs, const rlvr_task *task, size_t pool_index, task_verifier **out) {
@@ -94,6 +129,7 @@ static int verifier_for(rlvr_verifiers *vs, const rlvr_task *task, size_t pool_i
         RLVR_TRY(rlvr_run_host(vs->run));
         RLVR_TRY(rlvr_harness_verify_task_new(&v->vt, vs->run->host, task, &vs->run->enclave.limits,
                                               vs->run->enclave.consensus_runs));
+        __atomic_add_fetch(&vs->live, 1, __ATOMIC_RELAXED);
         const rlvr_str_list *q = rlvr_pool_manifest_quarantined(vs->run->pool_manifest, task->id);
         if (q && q->n) {
             const char **names = calloc(q->n + 1, sizeof *names);
@@ -161,6 +197,7 @@ static int verify_one(rlvr_verifiers *vs, rlvr_harness_job *j, size_t pool_index
 
 
 int rlvr_verifiers_verify(rlvr_verifiers *vs, rlvr_harness_job *j, size_t pool_index) {
+    begin_batch(vs, &pool_index, 1);
     verify_counts c = {0, 0};
     int rc = verify_one(vs, j, pool_index, &c);
     vs->runs += c.runs, vs->cached += c.cached;
@@ -226,6 +263,7 @@ static int distinct_tasks(const size_t *pool_index, int n, int *first_of_task) {
 int rlvr_verifiers_verify_jobs(rlvr_verifiers *vs, rlvr_harness_job *jobs, int n, const size_t *pool_index,
                                int threads) {
     if (n <= 0) return 0;
+    begin_batch(vs, pool_index, n);
     /* the sandbox host is made on first use: make it before the workers
      * would race to; when it cannot be made, one thread meets that failure
      * job by job (INFRA verdicts), as rlvr_verifiers_verify would */

@@ -2,7 +2,10 @@
  * pool, as the leader (one process) or a verifier rank does it.
  *
  * One enclave verify task per pool task, made on first use with the pool
- * manifest's quarantined tests removed, [enclave] limits and consensus runs.
+ * manifest's quarantined tests removed, [enclave] limits and consensus runs;
+ * at most [train] verify_enclaves of them (or the tasks of one batch, if
+ * more) are alive at once: the ones idle longest are freed and rebuilt on
+ * their task's next use.
  * Verdict cache ([train] verify_cache): a task's byte-identical patches get
  * the verdict of the first one (the pool is validated: deterministic tests,
  * flaky ones quarantined); INFRA verdicts, dropped rollouts (public tests
@@ -37,7 +40,8 @@ int rlvr_verifiers_verify(rlvr_verifiers *v, rlvr_harness_job *job, size_t pool_
 int rlvr_verifiers_verify_jobs(rlvr_verifiers *v, rlvr_harness_job *jobs, int n, const size_t *pool_index,
                                int threads);
 
-/* Enclave verifications run, and verdicts taken from the cache, so far. */
-void rlvr_verifiers_counts(const rlvr_verifiers *v, int64_t *runs, int64_t *cached);
+/* Enclave verifications run, verdicts taken from the cache, and idle
+ * verify tasks freed, so far. */
+void rlvr_verifiers_counts(const rlvr_verifiers *v, int64_t *runs, int64_t *cached, int64_t *freed);
 
 #endif

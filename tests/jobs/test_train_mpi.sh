@@ -113,6 +113,20 @@ counts() { grep -o "[0-9]* enclave verifications, [0-9]* verdicts from the cache
 [ -n "$(counts "$dir/bf1.log")" ] && [ "$(counts "$dir/bf1.log")" = "$(counts "$dir/bf3.log")" ] ||
   { cat "$dir/bf1.log" "$dir/bf3.log"; fail "bugfix-c: verify_threads 0 and 1 counted other verifications"; }
 echo "bugfix-c: verification on every core and on one thread bit-identical ($(counts "$dir/bf1.log"))"
+# at most one task's enclave kept alive ([train] verify_enclaves = 1): the
+# enclaves of earlier steps' tasks are freed, and the run is the same
+printf 'verify_enclaves = 1\n' > "$dir/ve.txt"
+sed '/^\[train\]/r '"$dir/ve.txt" "$dir/bf.ini" > "$dir/bf_ve1.ini"
+mkdir -p "$dir/bf6"
+cp -r "$dir/bf1/pool" "$dir/bf1/pool.manifest.json" "$dir/bf1/sft" "$dir/bf6/"
+"$RLVR" train "$dir/bf_ve1.ini" --out "$dir/bf6" > "$dir/bf6.log" 2>&1 || { cat "$dir/bf6.log"; fail "bugfix-c verify_enclaves 1"; }
+freed() { grep -o "; [0-9]* idle task enclaves freed" "$1" | grep -o "[0-9]*"; }
+[ "$(freed "$dir/bf1.log")" = 0 ] && [ "$(freed "$dir/bf6.log")" -gt 0 ] ||
+  { cat "$dir/bf1.log" "$dir/bf6.log"; fail "bugfix-c: verify_enclaves 1 freed no enclave (or the default did)"; }
+same_checkpoints "$dir/bf1/checkpoints/step_00000002.h5" "$dir/bf6/checkpoints/step_00000002.h5" &&
+  [ "$(counts "$dir/bf1.log")" = "$(counts "$dir/bf6.log")" ] ||
+  { cat "$dir/bf6.log"; fail "bugfix-c: verify_enclaves 1 and 64 differ"; }
+echo "bugfix-c: $(freed "$dir/bf6.log") idle task enclaves freed with verify_enclaves = 1, the run bit-identical"
 # the run's sandboxes (pool check, workspaces, enclaves) live under [sandbox] scratch_dir
 printf '\n[sandbox]\nscratch_dir = %s\n' "$dir/no/such/dir" | cat "$dir/bf.ini" - > "$dir/bf_scratch.ini"
 if "$RLVR" sft "$dir/bf_scratch.ini" --out "$dir/bf4" > "$dir/bf4.log" 2>&1; then fail "a missing scratch_dir was not used"; fi
