@@ -1094,6 +1094,12 @@ static void init_main(const run_plan *plan, int out, int results, int report_fd,
         while ((p = wait4(-1, &st, c_done ? 0 : WNOHANG, &ru)) > 0 || (p < 0 && errno == EINTR)) {
             if (p < 0) continue;
             reaped_cpu += rusage_cpu(&ru);
+            /* the kernel's high-water mark: exact, where the 10 ms samples
+             * miss the last megabytes of a process that grows fast and
+             * dies at its address-space cap */
+            int64_t peak = (int64_t)ru.ru_maxrss * 1024;
+            if (peak > peak_one) peak_one = peak;
+            if (peak > rep.max_rss) rep.max_rss = peak;
             if (WIFSIGNALED(st) && WTERMSIG(st) == SIGXFSZ && limit == RLVR_LIMIT_NONE) limit = RLVR_LIMIT_FILE_SIZE;
             if (WIFSIGNALED(st) && WTERMSIG(st) == SIGXCPU && limit == RLVR_LIMIT_NONE) limit = RLVR_LIMIT_CPU;
             if (p == c) {

@@ -173,7 +173,8 @@ typedef struct {
     rlvr_sandbox_limit limit; /* RLVR_LIMIT_NONE when no limit was hit */
     double wall_s;            /* whole run, as the runtime saw it */
     double cpu_s;             /* all processes of the run */
-    int64_t max_rss_bytes;    /* largest resident size of the run's processes together (sampled every 10 ms) */
+    int64_t max_rss_bytes;    /* largest resident size of the run's processes together (sampled every
+                                 10 ms), at least the largest peak of one reaped process (the kernel's) */
     int32_t max_processes;    /* most processes seen at once */
     char *out;                /* stdout and stderr interleaved, NUL-terminated, at most the cap */
     size_t out_len;
