@@ -97,10 +97,11 @@ struct rlvr_sandbox {
     pid_t exiting_pid;
 };
 
-/* Whether the spawner's child `pid` (its `pidfd`) has ended, waiting for it
- * when `block`. A pidfd turns readable at the exit, before the spawner has
- * reaped the child; a blocking wait also waits (up to a second) for that, so
- * that the process is gone from /proc and from its user's process count. */
+/* Whether the spawner's child `pid` (its `pidfd`) has ended and been
+ * reaped, waiting for it when `block`. A pidfd turns readable at the exit,
+ * before the spawner has reaped the child (a zombie still counts in /proc
+ * and in its user's process count, which the next run's limit sees): until
+ * then kill(pid, 0) succeeds. A blocking wait gives the reap a second. */
 static bool process_ended(pid_t pid, int pidfd, bool block) {
     if (pidfd < 0) return true;
     struct pollfd p = {.fd = pidfd, .events = POLLIN};
@@ -108,8 +109,9 @@ static bool process_ended(pid_t pid, int pidfd, bool block) {
     while ((r = poll(&p, 1, block ? -1 : 0)) < 0 && errno == EINTR) {
     }
     if (r == 0) return false;
+    if (!block) return kill(pid, 0) != 0;
     struct timespec nap = {0, 50 * 1000};
-    for (int i = 0; block && i < 20000 && kill(pid, 0) == 0; i++) nanosleep(&nap, NULL);
+    for (int i = 0; i < 20000 && kill(pid, 0) == 0; i++) nanosleep(&nap, NULL);
     return true;
 }
 
