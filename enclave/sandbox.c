@@ -1354,17 +1354,12 @@ static void spawned_main(const spawn_request *req, pid_t spawner, int *slots) {
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
+    /* a private, writable mapping: page-aligned, and string vectors are
+     * turned into pointers in place without touching the runtime's memfd */
     struct stat st;
     if (fstat(slots[0], &st) != 0 || st.st_size <= 0) _exit(126);
-    char *image = malloc((size_t)st.st_size);
-    size_t got = 0;
-    while (image && got < (size_t)st.st_size) {
-        ssize_t n = pread(slots[0], image + got, (size_t)st.st_size - got, (off_t)got);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) _exit(126);
-        got += (size_t)n;
-    }
-    if (!image) _exit(126);
+    char *image = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, slots[0], 0);
+    if (image == MAP_FAILED) _exit(126);
     close(slots[0]);
     if (req->kind == SPAWN_HOLDER) spawned_holder(spawner, image, req->root, slots + 1);
     spawned_run(spawner, image, req->root, slots + 1);
@@ -1391,14 +1386,14 @@ static int spawner_receive(int sock, spawn_request *req, int *slots) {
                 else close(fd);
             }
         }
-    bool ok = n == sizeof *req && req->n_slots <= SPAWN_MAX_FDS && (req->present & 1);
-    for (int i = 0, k = 0; i < SPAWN_MAX_FDS; i++) slots[i] = i < req->n_slots && (req->present >> i & 1) && k < nfds ? fds[k++] : -1;
-    int expected = 0;
-    for (int i = 0; i < req->n_slots && i < SPAWN_MAX_FDS; i++) expected += req->present >> i & 1;
-    if (!ok || expected != nfds) {
+    /* slot 0 (the image) must be there, and one descriptor per slot present */
+    bool ok = n == sizeof *req && req->n_slots <= SPAWN_MAX_FDS && (req->present & 1) &&
+              req->present < (1u << req->n_slots) && __builtin_popcount(req->present) == nfds;
+    if (!ok) {
         for (int i = 0; i < nfds; i++) close(fds[i]);
         return -2;
     }
+    for (int i = 0, k = 0; i < SPAWN_MAX_FDS; i++) slots[i] = req->present >> i & 1 ? fds[k++] : -1;
     return 1;
 }
 
