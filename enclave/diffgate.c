@@ -68,6 +68,40 @@ bool rlvr_diffgate_glob_match(const char *glob, const char *path) {
     }
 }
 
+bool rlvr_diffgate_editable_match(const char *glob, const char *path) {
+    size_t gl = strlen(glob);
+    if (gl == 0 || gl >= 1024) return false;
+    if (!strchr(glob, '/')) {
+        const char *name = strrchr(path, '/');
+        return fnmatch(glob, name ? name + 1 : path, 0) == 0;
+    }
+    while (glob[0] == '/') glob++, gl--;
+    if (gl == 0) return false;
+    if (glob[gl - 1] == '/') {
+        /* a directory: everything beneath it */
+        char dir[1024];
+        memcpy(dir, glob, gl - 1);
+        dir[gl - 1] = '\0';
+        char prefix[4096];
+        size_t pl = strlen(path);
+        if (pl >= sizeof prefix) return false;
+        memcpy(prefix, path, pl + 1);
+        for (char *slash = strrchr(prefix, '/'); slash; slash = strrchr(prefix, '/')) {
+            *slash = '\0';
+            if (fnmatch(dir, prefix, FNM_PATHNAME) == 0) return true;
+        }
+        return false;
+    }
+    return fnmatch(glob, path, FNM_PATHNAME) == 0;
+}
+
+bool rlvr_diffgate_path_editable(const char *path, const char *const *editable_globs) {
+    if (!editable_globs) return true;
+    for (const char *const *g = editable_globs; *g; g++)
+        if (rlvr_diffgate_editable_match(*g, path)) return true;
+    return false;
+}
+
 static bool any_match(const char *const *globs, const char *path) {
     for (const char *const *g = globs; g && *g; g++)
         if (rlvr_diffgate_glob_match(*g, path)) return true;
@@ -146,7 +180,7 @@ static int check_mode(uint16_t mode) {
     return RLVR_REASON_NONE;
 }
 
-static int check_delta(const git_diff_delta *d, const char *const *globs, const char **bad_path) {
+static int check_delta(const git_diff_delta *d, const rlvr_diffgate_rules *rules, const char **bad_path) {
     bool has_old = d->status != GIT_DELTA_ADDED, has_new = d->status != GIT_DELTA_DELETED;
     switch (d->status) {
     case GIT_DELTA_ADDED:
@@ -168,7 +202,9 @@ static int check_delta(const git_diff_delta *d, const char *const *globs, const 
     for (int i = 0; i < 2; i++) {
         if (!paths[i] && ((i == 0 && has_old) || (i == 1 && has_new))) return RLVR_REASON_PATH_OUTSIDE;
         if (!paths[i]) continue;
-        int r = rlvr_diffgate_check_path(paths[i], globs);
+        int r = rlvr_diffgate_check_path(paths[i], rules->protected_globs);
+        if (r == RLVR_REASON_NONE && !rlvr_diffgate_path_editable(paths[i], rules->editable_globs))
+            r = RLVR_REASON_NOT_EDITABLE;
         if (r != RLVR_REASON_NONE) {
             *bad_path = paths[i];
             return r;
@@ -245,7 +281,7 @@ int rlvr_diffgate_validate(const char *patch, size_t len, const rlvr_diffgate_ru
     for (size_t i = 0; i < n && out->reason == RLVR_REASON_NONE; i++) {
         const git_diff_delta *d = git_diff_get_delta(diff, i);
         const char *bad = NULL;
-        out->reason = check_delta(d, rules->protected_globs, &bad);
+        out->reason = check_delta(d, rules, &bad);
         if (out->reason != RLVR_REASON_NONE) snprintf(out->path, sizeof out->path, "%s", bad ? bad : "");
     }
     if (out->reason == RLVR_REASON_NONE) {

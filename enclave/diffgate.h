@@ -14,7 +14,17 @@
  *   is anchored at the tree's root and matches the path or any of its
  *   leading directories: "tests/unit" protects tests/unit/x.c,
  *   "build/[a-z]*.mk" protects build/a.mk ("*" never crosses "/").
- * Matching is case-sensitive except for the built-in .git rule. */
+ * Matching is case-sensitive except for the built-in .git rule.
+ *
+ * Editable globs (the task's allow-list) say what a patch may change or
+ * create; every other path is refused (NOT_EDITABLE), new files included.
+ * They are stricter than protected globs, since they grant rather than deny:
+ * - a glob without '/' matches the file's name, in any directory: "*.c";
+ * - a glob with '/' (or a leading '/') must match the whole path from the
+ *   tree's root: "/lib.c", "src/lib?.h" (wildcards never cross "/");
+ * - a glob ending in '/' covers everything beneath that directory: "src/".
+ * The deny rules (path shape, .git*, environment and hook files, protected
+ * globs) are checked first and win. */
 #ifndef RLVR_ENCLAVE_DIFFGATE_H
 #define RLVR_ENCLAVE_DIFFGATE_H
 
@@ -42,10 +52,11 @@ typedef struct {
     const char *const *protected_globs; /* the task's: tests, build files, runner configuration (NULL-terminated) */
     size_t max_bytes;                   /* largest patch accepted */
     int max_files;                      /* most files one patch may touch */
+    const char *const *editable_globs;  /* the task's allow-list (NULL-terminated); NULL: no allow-list */
 } rlvr_diffgate_rules;
 
-#define RLVR_DIFFGATE_RULES_VERSION 1
-#define RLVR_DIFFGATE_RULES_INIT {RLVR_DIFFGATE_RULES_VERSION, NULL, 512 * 1024, 64}
+#define RLVR_DIFFGATE_RULES_VERSION 2
+#define RLVR_DIFFGATE_RULES_INIT {RLVR_DIFFGATE_RULES_VERSION, NULL, 512 * 1024, 64, NULL}
 
 typedef struct {
     int reason;      /* RLVR_REASON_NONE when the patch is accepted */
@@ -63,6 +74,14 @@ int rlvr_diffgate_check_path(const char *path, const char *const *protected_glob
 
 /* Does `glob` (rules above) match `path`? */
 bool rlvr_diffgate_glob_match(const char *glob, const char *path);
+
+/* Does the editable glob `glob` (rules above) match `path`? */
+bool rlvr_diffgate_editable_match(const char *glob, const char *path);
+
+/* True when `path` may be changed or created under the allow-list
+ * `editable_globs` (NULL: no allow-list, everything the deny rules let
+ * through). */
+bool rlvr_diffgate_path_editable(const char *path, const char *const *editable_globs);
 
 /* Built-in lists, NULL-terminated, for docs and tests. */
 extern const char *const rlvr_diffgate_env_files[];

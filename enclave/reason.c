@@ -15,6 +15,7 @@ const char *rlvr_reason_name(int reason) {
     case RLVR_REASON_ENV_FILE: return "env_file";
     case RLVR_REASON_HOOK_FILE: return "hook_file";
     case RLVR_REASON_PROTECTED_PATH: return "protected_path";
+    case RLVR_REASON_NOT_EDITABLE: return "not_editable";
     case RLVR_REASON_PUBLIC_TESTS_CHANGED: return "public_tests_changed";
     case RLVR_REASON_APPLY_FAILED: return "apply_failed";
     case RLVR_REASON_TESTS_FAILED: return "tests_failed";
@@ -23,6 +24,7 @@ const char *rlvr_reason_name(int reason) {
     case RLVR_REASON_INCOMPLETE: return "incomplete";
     case RLVR_REASON_RESULTS_INVALID: return "results_invalid";
     case RLVR_REASON_EXIT_STATUS: return "exit_status";
+    case RLVR_REASON_BUILD_FAILED: return "build_failed";
     case RLVR_REASON_CONSENSUS_MIXED: return "consensus_mixed";
     case RLVR_REASON_TIMEOUT: return "timeout";
     case RLVR_REASON_CPU_LIMIT: return "cpu_limit";

@@ -25,6 +25,7 @@ typedef enum {
     RLVR_REASON_ENV_FILE = 109,         /* environment files: .env, .envrc, shell profiles, ... */
     RLVR_REASON_HOOK_FILE = 110,        /* test-runner hooks: conftest.py, sitecustomize.py, *.pth, ... */
     RLVR_REASON_PROTECTED_PATH = 111,   /* the task's protected globs: tests, build files, runner config */
+    RLVR_REASON_NOT_EDITABLE = 112,     /* a path outside the task's editable globs (its allow-list) */
 
     /* the rollout is dropped entirely (verdict DROPPED) */
     RLVR_REASON_PUBLIC_TESTS_CHANGED = 120, /* the public tests' checksum changed in the workspace */
@@ -38,7 +39,8 @@ typedef enum {
     RLVR_REASON_NO_RESULTS = 302,       /* no TAP results at all: an invalid run, never a pass */
     RLVR_REASON_INCOMPLETE = 303,       /* no plan, fewer results than planned, a required test missing */
     RLVR_REASON_RESULTS_INVALID = 304,  /* malformed TAP, duplicate or out-of-range numbers, bail out */
-    RLVR_REASON_EXIT_STATUS = 305,      /* the test command's exit status contradicts its results */
+    RLVR_REASON_EXIT_STATUS = 305,      /* the test command was killed, or failed while its results claim a pass */
+    RLVR_REASON_BUILD_FAILED = 306,     /* the build of the code under test failed: nothing was tested */
     RLVR_REASON_CONSENSUS_MIXED = 310,  /* passed once, failed a consensus re-run: flaky, excluded */
 
     /* limits (verdict TIMEOUT for wall and CPU time, FAIL otherwise) */

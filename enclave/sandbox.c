@@ -88,6 +88,7 @@ struct rlvr_sandbox {
     char *dir;     /* scratch: the mount point root/ */
     rlvr_sandbox_limits limits;
     bool has_private;
+    bool has_judge; /* a judge directory is bound at RLVR_SANDBOX_JUDGE_DIR */
     bool landlock; /* enclaves only: confine writes (see restrict_writes) */
     /* the supervisor of the last finished run when it was still exiting
      * (tearing down its namespaces) as the run was finished: reaped before
@@ -234,6 +235,7 @@ typedef struct {
     bool overlay;
     const char *const *readonly;
     const char *private_dir;
+    const char *judge_dir;
     int64_t disk_bytes;
     const char *hostname;
 } holder_plan;
@@ -334,6 +336,27 @@ static void loopback_up(int err_fd) {
     close(s);
 }
 
+/* Binds every directory between /work and the read-only path readonly[i]
+ * onto itself (writable). A mount point cannot be renamed or removed
+ * (EBUSY), so a run cannot move a read-only file's directory aside and put
+ * another file at its path. An overlay refuses such renames of directories
+ * it merges by accident of its design (EXDEV); a copy of the snapshot would
+ * not. Directories an earlier path already pinned are skipped. */
+static void pin_ancestors(int err_fd, const char *work, const char *const *readonly, size_t i) {
+    const char *rel = readonly[i];
+    for (const char *slash = strchr(rel, '/'); slash; slash = strchr(slash + 1, '/')) {
+        size_t n = (size_t)(slash - rel);
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; j++) seen = strncmp(readonly[j], rel, n + 1) == 0;
+        if (seen) continue;
+        char dir[PATH_MAX];
+        cpath(err_fd, dir, sizeof dir, "%s/%.*s", work, (int)n, rel);
+        struct stat st;
+        if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) return;
+        if (mount(dir, dir, NULL, MS_BIND, NULL) != 0) child_fail(err_fd, SB_STAGE_OTHER, "pinning %.*s", (int)n, rel);
+    }
+}
+
 /* Mounts a fresh /work under `prefix` ("" once the holder has pivoted):
  * a new tmpfs at .rlvr/state holds the copy-on-write layer (or the copy),
  * the snapshot bound at .rlvr/lower is the overlay's lower layer, and the
@@ -363,6 +386,7 @@ static void mount_work(int err_fd, const char *prefix, const holder_plan *p) {
             child_fail(err_fd, SB_STAGE_OTHER, "copying the snapshot: %s", rlvr_error_last());
         if (mount(copy, work, NULL, MS_BIND, NULL) != 0) child_fail(err_fd, SB_STAGE_OTHER, "binding the copy");
     }
+    for (size_t i = 0; p->readonly && p->readonly[i]; i++) pin_ancestors(err_fd, work, p->readonly, i);
     for (const char *const *r = p->readonly; r && *r; r++) {
         cpath(err_fd, path, sizeof path, "%s/%s", work, *r);
         struct stat st;
@@ -381,7 +405,7 @@ static void holder_build(int err_fd, const holder_plan *p) {
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) child_fail(err_fd, SB_STAGE_OTHER, "making / private");
     if (mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=2m,mode=0755,nr_inodes=8192") != 0)
         child_fail(err_fd, SB_STAGE_OTHER, "mounting the root tmpfs");
-    static const char *const dirs[] = {"work", ".rlvr", ".rlvr/state", ".rlvr/lower", ".rlvr/private"};
+    static const char *const dirs[] = {"work", ".rlvr", ".rlvr/state", ".rlvr/lower", ".rlvr/private", ".rlvr/judge"};
     for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
         cpath(err_fd, path, sizeof path, "%s/%s", root, dirs[i]);
         if (mkdir(path, i == 2 ? 0700 : 0755) != 0) child_fail(err_fd, SB_STAGE_OTHER, "mkdir %s", path);
@@ -404,6 +428,11 @@ static void holder_build(int err_fd, const holder_plan *p) {
         cpath(err_fd, path, sizeof path, "%s/.rlvr/private", root);
         if (mount(p->private_dir, path, NULL, MS_BIND | MS_REC, NULL) != 0 || make_ro(path, true) != 0)
             child_fail(err_fd, SB_STAGE_OTHER, "binding the private directory %s", p->private_dir);
+    }
+    if (p->judge_dir) {
+        cpath(err_fd, path, sizeof path, "%s" RLVR_SANDBOX_JUDGE_DIR, root);
+        if (mount(p->judge_dir, path, NULL, MS_BIND | MS_REC, NULL) != 0 || make_ro(path, true) != 0)
+            child_fail(err_fd, SB_STAGE_OTHER, "binding the judge directory %s", p->judge_dir);
     }
     loopback_up(err_fd);
     if (sethostname(p->hostname, strlen(p->hostname)) != 0) child_fail(err_fd, SB_STAGE_OTHER, "sethostname");
@@ -512,6 +541,8 @@ int rlvr_sandbox_new_internal(rlvr_sandbox **out, rlvr_sandbox_host *host, const
         if (!path_is_simple(*r)) return RLVR_FAIL(RLVR_EINVAL, "read-only path \"%s\" is not a plain relative path", *r);
     if (opt->private_dir && opt->private_dir[0] != '/')
         return RLVR_FAIL(RLVR_EINVAL, "private directory \"%s\" must be absolute", opt->private_dir);
+    if (opt->judge_dir && opt->judge_dir[0] != '/')
+        return RLVR_FAIL(RLVR_EINVAL, "judge directory \"%s\" must be absolute", opt->judge_dir);
 
     rlvr_sandbox *sb = calloc(1, sizeof *sb);
     if (!sb) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
@@ -523,6 +554,7 @@ int rlvr_sandbox_new_internal(rlvr_sandbox **out, rlvr_sandbox_host *host, const
     sb->answer_fd = -1;
     sb->limits = opt->limits;
     sb->has_private = opt->private_dir != NULL;
+    sb->has_judge = opt->judge_dir != NULL;
     sb->landlock = host->landlock && opt->kind == RLVR_SANDBOX_ENCLAVE;
     int rc = rlvr_fs_mkdtemp(&sb->dir, host->scratch, "sb-");
     char path[PATH_MAX];
@@ -543,6 +575,7 @@ int rlvr_sandbox_new_internal(rlvr_sandbox **out, rlvr_sandbox_host *host, const
         .overlay = overlay,
         .readonly = opt->readonly,
         .private_dir = opt->private_dir,
+        .judge_dir = opt->judge_dir,
         .disk_bytes = opt->limits.disk_bytes,
         .hostname = opt->kind == RLVR_SANDBOX_WORKSPACE ? "workspace" : "enclave",
     };
@@ -741,6 +774,9 @@ static void set_limit(int err_fd, int resource, rlim_t soft, rlim_t hard, const 
     if (setrlimit(resource, &rl) != 0) child_fail(err_fd, SB_STAGE_OTHER, "setrlimit %s", name);
 }
 
+/* Where a judge program's descriptor sits in the command (child_setup). */
+#define SB_JUDGE_FD 5
+
 static void exec_command(const rlvr_sandbox_cmd *cmd) {
     const char *envp[64];
     size_t n = 0;
@@ -764,7 +800,10 @@ static void exec_command(const rlvr_sandbox_cmd *cmd) {
             }
         }
     }
-    execve(prog, (char *const *)cmd->argv, (char *const *)envp);
+    if (cmd->judge) /* from the descriptor: the directory is hidden by now */
+        syscall(SYS_execveat, SB_JUDGE_FD, "", (char *const *)cmd->argv, (char *const *)envp, AT_EMPTY_PATH);
+    else
+        execve(prog, (char *const *)cmd->argv, (char *const *)envp);
     char msg[PATH_MAX + 64];
     int len = snprintf(msg, sizeof msg, "rlvr sandbox: cannot run %s: %s\n", cmd->argv[0], strerror(errno));
     if (write_all(1, msg, (size_t)len) != 0) {
@@ -788,11 +827,12 @@ typedef enum {
 static int64_t nproc_backstop(int32_t processes) { return 2 * (int64_t)processes + 3; }
 
 /* What every process inside a run does before the runtime's code or the
- * command runs: its own session, descriptors 0..2 (and 3 for results), the
- * working directory, rlimits, no capabilities, no_new_privs, seccomp.
- * `err` reports setup failures to I; returns its new number (4).
- * Only system calls and stack buffers: safe in a vfork-style child. */
-static int child_setup(const run_plan *plan, child_role role, int out, int results, int err) {
+ * command runs: its own session, descriptors 0..2 (and 3 for results, 5 for
+ * a judge program), the working directory, rlimits, no capabilities,
+ * no_new_privs, seccomp. `err` reports setup failures to I; returns its new
+ * number (4). Only system calls and stack buffers: safe in a vfork-style
+ * child. */
+static int child_setup(const run_plan *plan, child_role role, int out, int results, int err, int judge) {
     const rlvr_sandbox_limits *l = &plan->sb->limits;
     setsid();
     int null = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -801,6 +841,8 @@ static int child_setup(const run_plan *plan, child_role role, int out, int resul
     int hi_res = results >= 0 && role == ROLE_EXEC ? fcntl(results, F_DUPFD_CLOEXEC, 64) : -1;
     int hi_err = fcntl(err, F_DUPFD_CLOEXEC, 64);
     int hi_null = fcntl(null, F_DUPFD_CLOEXEC, 64);
+    int hi_judge = judge >= 0 && role == ROLE_EXEC ? fcntl(judge, F_DUPFD_CLOEXEC, 64) : -1;
+    if (judge >= 0 && role == ROLE_EXEC && hi_judge < 0) child_fail(err, SB_STAGE_OTHER, "dup");
     if (hi_out < 0 || hi_err < 0 || hi_null < 0 || (results >= 0 && role == ROLE_EXEC && hi_res < 0))
         child_fail(err, SB_STAGE_OTHER, "dup");
     if (dup2(hi_null, 0) < 0 || dup2(hi_out, 1) < 0 || dup2(role == ROLE_EXEC ? hi_out : hi_null, 2) < 0)
@@ -809,7 +851,8 @@ static int child_setup(const run_plan *plan, child_role role, int out, int resul
     if (hi_res < 0) close(RLVR_SANDBOX_RESULTS_FD);
     err = dup3(hi_err, 4, O_CLOEXEC);
     if (err < 0) child_fail(hi_err, SB_STAGE_OTHER, "dup3");
-    close_range(5, ~0U, 0);
+    if (hi_judge >= 0 && dup3(hi_judge, SB_JUDGE_FD, O_CLOEXEC) < 0) child_fail(err, SB_STAGE_OTHER, "dup3");
+    close_range(hi_judge >= 0 ? SB_JUDGE_FD + 1 : SB_JUDGE_FD, ~0U, 0);
 
     char cwd[PATH_MAX];
     const char *rel = plan->cmd && plan->cmd->cwd ? plan->cmd->cwd : "";
@@ -841,8 +884,8 @@ static int child_setup(const run_plan *plan, child_role role, int out, int resul
 
 /* The command (exec mode). The address-space cap comes last: the runtime's
  * code before it may be built with sanitizers that reserve terabytes. */
-static void command_main(const run_plan *plan, int out, int results, int err) {
-    err = child_setup(plan, ROLE_EXEC, out, results, err);
+static void command_main(const run_plan *plan, int out, int results, int err, int judge) {
+    err = child_setup(plan, ROLE_EXEC, out, results, err, judge);
     const rlvr_sandbox_limits *l = &plan->sb->limits;
     set_limit(err, RLIMIT_AS, (rlim_t)l->memory_bytes, (rlim_t)l->memory_bytes, "as");
     exec_command(plan->cmd);
@@ -850,7 +893,7 @@ static void command_main(const run_plan *plan, int out, int results, int err) {
 
 typedef struct {
     const run_plan *plan;
-    int out, results, err;
+    int out, results, err, judge;
 } command_args;
 
 /* Entry of the command spawned with CLONE_VM | CLONE_VFORK (as
@@ -858,14 +901,14 @@ typedef struct {
  * the exec. */
 static int command_entry(void *p) {
     const command_args *a = p;
-    command_main(a->plan, a->out, a->results, a->err);
+    command_main(a->plan, a->out, a->results, a->err, a->judge);
     return 127;
 }
 
 /* The runtime's function (call mode) or prepare step: its return value is
  * the exit code. */
 static void runtime_code_main(const run_plan *plan, child_role role, int out, int err) {
-    err = child_setup(plan, role, out, -1, err);
+    err = child_setup(plan, role, out, -1, err, -1);
     close(err); /* tells I the setup worked */
     /* whatever the runtime had buffered in stdio must not leak into the answer */
     __fpurge(stdout);
@@ -987,6 +1030,19 @@ static void init_main(const run_plan *plan, int out, int results, int report_fd,
         report_error(report_fd, &rep, "hiding the sandbox's state");
     if (!plan->fn && plan->sb->has_private && umount2("/.rlvr/private", MNT_DETACH) != 0)
         report_error(report_fd, &rep, "hiding the private directory");
+    /* the judge directory from everything: a judge command keeps only a
+     * descriptor of its program, opened here and closed at its exec, so
+     * nothing the judge starts (the code under test) can run or read it */
+    int judge = -1;
+    if (plan->sb->has_judge) {
+        if (!plan->fn && plan->cmd->judge) {
+            char path[PATH_MAX];
+            snprintf(path, sizeof path, RLVR_SANDBOX_JUDGE_DIR "/%s", plan->cmd->argv[0]);
+            judge = open(path, O_PATH | O_CLOEXEC);
+            if (judge < 0) report_error(report_fd, &rep, "opening the judge program %s", plan->cmd->argv[0]);
+        }
+        if (umount2(RLVR_SANDBOX_JUDGE_DIR, MNT_DETACH) != 0) report_error(report_fd, &rep, "hiding the judge directory");
+    }
 
     sigset_t chld;
     sigemptyset(&chld);
@@ -1046,18 +1102,19 @@ static void init_main(const run_plan *plan, int out, int results, int report_fd,
                 close(cerr[0]);
                 close(report_fd);
                 close(life);
-                command_main(plan, out, results, cerr[1]);
+                command_main(plan, out, results, cerr[1], judge);
             }
         } else {
             /* C's stack; the command's own memory starts at its exec */
             size_t stack_size = 256 * 1024;
             char *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
             if (stack == MAP_FAILED) report_error(report_fd, &rep, "mmap for the command's stack");
-            command_args args = {plan, out, results, cerr[1]};
+            command_args args = {plan, out, results, cerr[1], judge};
             c = clone(command_entry, stack + stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
             munmap(stack, stack_size);
         }
         if (c < 0) report_error(report_fd, &rep, "starting the command");
+        if (judge >= 0) close(judge);
         close(cerr[1]);
         close(out);
         if (results >= 0) close(results);
@@ -1301,7 +1358,7 @@ typedef struct {
 typedef struct {
     const rlvr_sandbox_host *host; /* valid in the spawner, forked after the host was made */
     int64_t disk_bytes;
-    uint64_t dir, lower, readonly, private_dir, hostname;
+    uint64_t dir, lower, readonly, private_dir, judge_dir, hostname;
     int32_t overlay;
 } wire_holder;
 
@@ -1312,7 +1369,7 @@ typedef struct {
     double wall_s;
     rlvr_sandbox_fn fn;
     uint64_t arg;
-    int32_t has_cmd, results_fd;
+    int32_t has_cmd, results_fd, judge;
     uint64_t argv, env, cwd;
     int (*prepare)(void *);
     uint64_t prepare_arg;
@@ -1327,6 +1384,7 @@ static void spawned_holder(pid_t spawner, char *image, uint64_t root, int *fds) 
         .overlay = w->overlay != 0,
         .readonly = rlvr_flat_strv_at(image, w->readonly),
         .private_dir = rlvr_flat_at(image, w->private_dir),
+        .judge_dir = rlvr_flat_at(image, w->judge_dir),
         .disk_bytes = w->disk_bytes,
         .hostname = rlvr_flat_at(image, w->hostname),
     };
@@ -1341,6 +1399,7 @@ static void spawned_run(pid_t spawner, char *image, uint64_t root, int *fds) {
                             .env = rlvr_flat_strv_at(image, w->env),
                             .cwd = rlvr_flat_at(image, w->cwd),
                             .results_fd = w->results_fd != 0,
+                            .judge = w->judge != 0,
                             .prepare = w->prepare,
                             .prepare_arg = rlvr_flat_at(image, w->prepare_arg)};
     run_plan plan = {.sb = &w->sb, .cmd = w->has_cmd ? &cmd : NULL, .fn = w->fn,
@@ -1612,6 +1671,7 @@ static int spawn_holder(rlvr_sandbox_host *host, const holder_plan *p, const int
     w.lower = rlvr_flat_str(&f, p->lower);
     w.readonly = rlvr_flat_strv(&f, p->readonly);
     w.private_dir = rlvr_flat_str(&f, p->private_dir);
+    w.judge_dir = rlvr_flat_str(&f, p->judge_dir);
     w.hostname = rlvr_flat_str(&f, p->hostname);
     if (!f.failed) memcpy(f.data + root, &w, sizeof w);
     int rc = spawn(host, SPAWN_HOLDER, &f, root, fds, 3, pid, pidfd);
@@ -1632,6 +1692,7 @@ static int spawn_supervisor(const run_plan *plan, const int *fds, pid_t *pid, in
         const rlvr_sandbox_cmd *c = plan->cmd;
         w.has_cmd = 1;
         w.results_fd = c->results_fd;
+        w.judge = c->judge;
         w.argv = rlvr_flat_strv(&f, c->argv);
         w.env = rlvr_flat_strv(&f, c->env);
         w.cwd = rlvr_flat_str(&f, c->cwd);
@@ -1901,6 +1962,7 @@ static int run(rlvr_sandbox *sb, const run_plan *plan, int64_t output_bytes, boo
 
 /* The plan of a command, checked; *cap its output cap. */
 static int exec_plan(rlvr_sandbox *sb, const rlvr_sandbox_cmd *cmd, run_plan *plan, int64_t *cap) {
+    *cap = 0;
     if (!cmd || cmd->version != RLVR_SANDBOX_CMD_VERSION || !cmd->argv || !cmd->argv[0])
         return RLVR_FAIL(RLVR_EINVAL, "sandbox command missing, of another version, or without argv");
     if (cmd->cwd && cmd->cwd[0] && !path_is_simple(cmd->cwd))
@@ -1909,6 +1971,9 @@ static int exec_plan(rlvr_sandbox *sb, const rlvr_sandbox_cmd *cmd, run_plan *pl
     for (const char *const *e = cmd->env; e && *e; e++, n_env++)
         if (!strchr(*e, '=')) return RLVR_FAIL(RLVR_EINVAL, "environment entry \"%s\" has no '='", *e);
     if (n_env > 48) return RLVR_FAIL(RLVR_EINVAL, "too many environment entries (%zu, at most 48)", n_env);
+    if (cmd->judge && !sb->has_judge) return RLVR_FAIL(RLVR_EINVAL, "a judge command in a sandbox without judge_dir");
+    if (cmd->judge && (strchr(cmd->argv[0], '/') || !path_is_simple(cmd->argv[0])))
+        return RLVR_FAIL(RLVR_EINVAL, "judge program \"%s\" must be a file name in the judge directory", cmd->argv[0]);
     *plan = (run_plan){.sb = sb, .cmd = cmd};
     plan->wall_s = cmd->wall_s > 0 && cmd->wall_s < sb->limits.wall_s ? cmd->wall_s : sb->limits.wall_s;
     *cap = cmd->output_bytes > 0 && cmd->output_bytes < sb->limits.output_bytes ? cmd->output_bytes

@@ -126,9 +126,18 @@ typedef struct {
     const char *private_dir;     /* host directory bound read-only at /.rlvr/private, visible only to
                                     rlvr_sandbox_call (the runtime's own code), never to commands */
     rlvr_sandbox_limits limits;
+    const char *judge_dir;       /* host directory of judge programs (enclaves; NULL: none), bound
+                                    read-only at /.rlvr/judge and hidden from every process of every
+                                    run: a command with `judge` set is exec'd from a descriptor opened
+                                    before the directory is hidden, and nothing it starts can reach
+                                    the program again (RLVR_SANDBOX_JUDGE_DIR) */
 } rlvr_sandbox_options;
 
-#define RLVR_SANDBOX_OPTIONS_VERSION 1
+#define RLVR_SANDBOX_OPTIONS_VERSION 2
+
+/* Where judge_dir appears inside the sandbox (to runs it is an empty
+ * directory). */
+#define RLVR_SANDBOX_JUDGE_DIR "/.rlvr/judge"
 
 int rlvr_sandbox_new(rlvr_sandbox **out, rlvr_sandbox_host *host, const rlvr_sandbox_options *opt);
 /* Pooled snapshot-restore: gives /work a fresh copy-on-write layer over the
@@ -198,9 +207,13 @@ typedef struct {
     const void *prepare_arg;  /* prepare_arg_len bytes, copied into the run: prepare gets a
                                  pointer to the copy (16-byte aligned; NULL when the length is 0) */
     size_t prepare_arg_len;
+    bool judge;               /* argv[0] names a program in the sandbox's judge_dir (a plain file
+                                 name): it is exec'd from a descriptor the run's init opened before
+                                 hiding the directory. It must be a binary (a script's interpreter
+                                 could not reopen it) */
 } rlvr_sandbox_cmd;
 
-#define RLVR_SANDBOX_CMD_VERSION 2
+#define RLVR_SANDBOX_CMD_VERSION 3
 
 /* Runs a command. Returns 0 when the run happened, whatever the command did
  * (see *res); a negative code when the sandbox itself failed (infrastructure:

@@ -188,16 +188,28 @@ void rlvr_tap_judge(const rlvr_tap_report *r, const rlvr_tap_expect *x, rlvr_tap
             reason = fold(reason, r->tests[i].status);
         }
     }
+    if (x->exit_code < 0) {
+        /* killed or signalled: a failure whatever it printed, and no credit */
+        out->reason = reason == RLVR_REASON_NONE && !incomplete ? RLVR_REASON_EXIT_STATUS
+                      : incomplete                              ? RLVR_REASON_INCOMPLETE
+                                                                : reason;
+        out->passed = 0;
+        return;
+    }
     if (incomplete) {
         out->reason = RLVR_REASON_INCOMPLETE;
         return;
     }
     if (reason == RLVR_REASON_NONE && out->total == 0) reason = RLVR_REASON_NO_RESULTS;
     if (reason == RLVR_REASON_NONE && x->exit_code != 0) {
-        /* a failing exit status is only explained by a failing result */
-        bool any_failure = false;
-        for (int i = 0; i < r->n_tests; i++) any_failure |= r->tests[i].status == RLVR_TAP_FAIL;
-        if (!any_failure) reason = RLVR_REASON_EXIT_STATUS;
+        /* every counted test passed but the command failed: only a failing
+         * quarantined test explains that. A failing line of any other test
+         * (a decoy the required list does not name) does not. */
+        bool explained = false;
+        for (int i = 0; i < r->n_tests; i++)
+            explained |= r->tests[i].status == RLVR_TAP_FAIL && listed(x->quarantined, r->tests[i].name);
+        if (!explained) reason = RLVR_REASON_EXIT_STATUS;
     }
+    if (reason == RLVR_REASON_EXIT_STATUS || reason == RLVR_REASON_NO_RESULTS) out->passed = 0;
     out->reason = reason;
 }

@@ -6,6 +6,7 @@
 #include "enclave/diffgate.h"
 #include "enclave/fsutil.h"
 #include "enclave/gitrepo.h"
+#include "enclave/judge.h"
 #include "enclave/reason.h"
 
 #include <ctype.h>
@@ -23,7 +24,11 @@
 struct rlvr_verify_task {
     rlvr_sandbox_host *host;
     rlvr_snapshot *snap;
-    char *test_command;
+    char *test_command; /* command mode */
+    rlvr_judge *judge;  /* judge mode */
+    char **judge_argv;
+    char *build_command;
+    char **editable;
     char **required;    /* fail_to_pass + pass_to_pass, or NULL */
     char **order;       /* default RLVR_TEST_ORDER */
     char **protected;   /* task globs + public tests + hidden files */
@@ -130,12 +135,30 @@ static int hidden_globs(const char *dir, const char *rel, char ***out, char ***p
 
 /* ---- the task ------------------------------------------------------------------- */
 
+/* Exactly one of command mode and judge mode. */
+static int check_mode(const rlvr_verify_spec *spec) {
+    bool command = spec->test_command && spec->test_command[0];
+    bool judged = spec->judge_build || spec->judge_argv;
+    if (command == judged)
+        return RLVR_FAIL(RLVR_EINVAL, "verification spec needs either test_command or judge_build with judge_argv");
+    if (judged && (!spec->judge_build || !spec->judge_build[0] || !spec->judge_argv || !spec->judge_argv[0]))
+        return RLVR_FAIL(RLVR_EINVAL, "verification spec: judge mode needs judge_build and judge_argv");
+    if (judged && (strchr(spec->judge_argv[0], '/') || !spec->judge_argv[0][0]))
+        return RLVR_FAIL(RLVR_EINVAL, "verification spec: judge program \"%s\" must be a file name the judge build "
+                         "leaves in $RLVR_JUDGE_DIR", spec->judge_argv[0]);
+    if (spec->build_command && !judged)
+        return RLVR_FAIL(RLVR_EINVAL, "verification spec: build_command needs judge mode (in command mode the test "
+                         "command builds)");
+    return 0;
+}
+
 int rlvr_verify_task_new(rlvr_verify_task **out, rlvr_sandbox_host *host, const rlvr_verify_spec *spec) {
     *out = NULL;
     if (!spec || spec->version != RLVR_VERIFY_SPEC_VERSION)
         return RLVR_FAIL(RLVR_EINVAL, "verification spec missing or of another version");
-    if (!spec->repo_dir || !spec->base_commit || !spec->test_command || !spec->test_command[0])
-        return RLVR_FAIL(RLVR_EINVAL, "verification spec needs repo_dir, base_commit and test_command");
+    if (!spec->repo_dir || !spec->base_commit)
+        return RLVR_FAIL(RLVR_EINVAL, "verification spec needs repo_dir and base_commit");
+    RLVR_TRY(check_mode(spec));
     if (spec->consensus_runs < 1 || spec->consensus_runs > 64)
         return RLVR_FAIL(RLVR_EINVAL, "consensus_runs must be 1..64 (got %d)", spec->consensus_runs);
     RLVR_TRY(rlvr_sandbox_limits_check(&spec->limits));
@@ -154,8 +177,13 @@ int rlvr_verify_task_new(rlvr_verify_task **out, rlvr_sandbox_host *host, const 
     if (spec->max_patch_bytes) t->rules.max_bytes = spec->max_patch_bytes;
     if (spec->max_patch_files) t->rules.max_files = spec->max_patch_files;
     int rc = 0;
-    t->test_command = strdup(spec->test_command);
-    if (!t->test_command) rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    bool judged = spec->judge_argv != NULL;
+    if (!judged && !(t->test_command = strdup(spec->test_command))) rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    if (rc == 0 && judged) rc = list_extend(&t->judge_argv, spec->judge_argv);
+    if (rc == 0 && spec->build_command && !(t->build_command = strdup(spec->build_command)))
+        rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    if (rc == 0 && spec->editable_globs) rc = list_extend(&t->editable, spec->editable_globs);
+    if (rc == 0 && spec->editable_globs && !t->editable) rc = list_extend(&t->editable, NULL);
     if (rc == 0 && (spec->fail_to_pass || spec->pass_to_pass)) {
         rc = list_extend(&t->required, spec->fail_to_pass);
         if (rc == 0) rc = list_extend(&t->required, spec->pass_to_pass);
@@ -189,16 +217,31 @@ int rlvr_verify_task_new(rlvr_verify_task **out, rlvr_sandbox_host *host, const 
     if (rc == 0) rc = list_extend(&t->readonly, spec->public_tests);
     if (rc == 0 && !t->protected) rc = list_extend(&t->protected, NULL);
     if (rc == 0) rc = rlvr_verify_task_set_quarantine(t, spec->quarantined);
+    if (rc == 0 && judged) {
+        /* the judge is built from the hidden files; the enclave never holds
+         * them, and nothing in it is read-only but the public tests */
+        rc = rlvr_judge_build(&t->judge, host, spec->repo_dir, spec->base_commit, spec->hidden_dir, spec->judge_build,
+                              &spec->limits);
+        if (rc == 0 && !rlvr_judge_has(t->judge, spec->judge_argv[0]))
+            rc = rlvr_error_set(RLVR_EINVAL, "the judge build \"%s\" did not leave the judge program \"%s\"",
+                                spec->judge_build, spec->judge_argv[0]);
+        list_free(t->readonly);
+        t->readonly = NULL;
+        if (rc == 0) rc = list_extend(&t->readonly, spec->public_tests);
+        if (rc == 0 && !t->readonly) rc = list_extend(&t->readonly, NULL);
+    }
     char tree[41];
     if (rc == 0) rc = rlvr_snapshot_new(&t->snap, host);
     if (rc == 0)
-        rc = rlvr_git_export(spec->repo_dir, spec->base_commit, rlvr_snapshot_path(t->snap), false, spec->hidden_dir, tree);
+        rc = rlvr_git_export(spec->repo_dir, spec->base_commit, rlvr_snapshot_path(t->snap), false,
+                             judged ? NULL : spec->hidden_dir, tree);
     if (rc == 0) rc = rlvr_snapshot_seal(t->snap);
     if (rc < 0) {
         rlvr_verify_task_free(t);
         return rlvr_error_wrap(rc, "preparing verification of %s", spec->repo_dir);
     }
     t->rules.protected_globs = (const char *const *)t->protected;
+    t->rules.editable_globs = (const char *const *)t->editable;
     *out = t;
     return 0;
 }
@@ -207,6 +250,10 @@ void rlvr_verify_task_free(rlvr_verify_task *t) {
     if (!t) return;
     rlvr_sandbox_free(t->enclave);
     rlvr_snapshot_free(t->snap);
+    rlvr_judge_free(t->judge);
+    list_free(t->judge_argv);
+    free(t->build_command);
+    list_free(t->editable);
     list_free(t->readonly);
     free(t->test_command);
     list_free(t->required);
@@ -221,6 +268,8 @@ void rlvr_verify_task_settle(rlvr_verify_task *t) {
 }
 
 const char *rlvr_verify_task_tree(const rlvr_verify_task *t) { return rlvr_snapshot_path(t->snap); }
+
+bool rlvr_verify_task_judged(const rlvr_verify_task *t) { return t->judge != NULL; }
 
 int rlvr_verify_task_set_quarantine(rlvr_verify_task *t, const char *const *names) {
     RLVR_TRY(check_names(names, "quarantined"));
@@ -349,10 +398,72 @@ static int enclave_ready(rlvr_verify_task *t) {
     }
     if (!t->enclave) {
         rlvr_sandbox_options opt = {.version = RLVR_SANDBOX_OPTIONS_VERSION, .kind = RLVR_SANDBOX_ENCLAVE,
-                                    .tree = t->snap, .readonly = (const char *const *)t->readonly, .limits = t->limits};
+                                    .tree = t->snap, .readonly = (const char *const *)t->readonly, .limits = t->limits,
+                                    .judge_dir = t->judge ? rlvr_judge_dir(t->judge) : NULL};
         RLVR_TRY(rlvr_sandbox_new(&t->enclave, t->host, &opt));
     }
     t->used = true;
+    return 0;
+}
+
+/* What the apply step's status says: 0 when the patch applied (or there
+ * was none to apply); otherwise the run is over and *out says why. */
+static int apply_outcome(int prepare_status, rlvr_verify_run *out) {
+    if (prepare_status == APPLY_OK) return 0;
+    if (prepare_status == APPLY_REFUSED) {
+        out->reason = RLVR_REASON_APPLY_FAILED;
+    } else {
+        out->infra = true;
+        out->reason = RLVR_REASON_APPLY_ERROR;
+    }
+    return 1;
+}
+
+/* The build of the code under test (judge mode), after the patch is
+ * applied: 0 when it succeeded, 1 when the run is over (*out says why), a
+ * negative code when the sandbox failed. */
+static int run_build(rlvr_verify_task *t, const rlvr_sandbox_cmd *apply, rlvr_verify_run *out) {
+    const char *argv[] = {"/bin/sh", "-c", t->build_command, NULL};
+    rlvr_sandbox_cmd cmd = *apply;
+    cmd.argv = argv;
+    rlvr_sandbox_result res;
+    double t0 = rlvr_now();
+    RLVR_TRY(rlvr_sandbox_exec(t->enclave, &cmd, &res));
+    out->build_s = rlvr_now() - t0;
+    int over = apply_outcome(res.prepare_status, out);
+    if (!over && res.limit != RLVR_LIMIT_NONE) {
+        out->limit = res.limit;
+        out->reason = rlvr_reason_for_limit(res.limit);
+        over = 1;
+    } else if (!over && res.exit_code != 0) {
+        out->reason = RLVR_REASON_BUILD_FAILED;
+        over = 1;
+    }
+    rlvr_sandbox_result_free(&res);
+    return over;
+}
+
+/* The hidden tests (the judge, or the test command) and their judgement. */
+static int run_tests(rlvr_verify_task *t, const rlvr_sandbox_cmd *cmd, rlvr_verify_run *out) {
+    rlvr_sandbox_result res;
+    RLVR_TRY(rlvr_sandbox_exec(t->enclave, cmd, &res));
+    if (!apply_outcome(res.prepare_status, out)) {
+        out->limit = res.limit;
+        int rc = rlvr_tap_parse(res.results, res.results_len, &out->tap);
+        if (rc < 0) {
+            rlvr_sandbox_result_free(&res);
+            return rc;
+        }
+        rlvr_tap_expect x = {.required = (const char *const *)t->required,
+                             .quarantined = (const char *const *)t->quarantined,
+                             .exit_code = res.exit_code};
+        rlvr_tap_judge(&out->tap, &x, &out->judgement);
+        /* a limit ends the run as a failure, whatever the results said, and
+         * earns no partial credit */
+        if (res.limit != RLVR_LIMIT_NONE) out->judgement.passed = 0;
+        out->reason = res.limit != RLVR_LIMIT_NONE ? rlvr_reason_for_limit(res.limit) : out->judgement.reason;
+    }
+    rlvr_sandbox_result_free(&res);
     return 0;
 }
 
@@ -365,22 +476,33 @@ int rlvr_verify_run_once(rlvr_verify_task *t, const char *patch, size_t len, uin
     char seed_env[48];
     snprintf(seed_env, sizeof seed_env, "RLVR_TEST_SEED=%u", out->test_seed);
     char *order = order_env(t, seed, run_index);
-    if (!order) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
-    const char *env[] = {seed_env, order, NULL};
-    const char *argv[] = {"/bin/sh", "-c", t->test_command, NULL};
     apply_arg *arg = malloc(sizeof *arg + len);
-    if (!arg) {
+    if (!order || !arg) {
         free(order);
+        free(arg);
         return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
     }
     arg->len = len;
     if (len) memcpy(arg->patch, patch, len);
-    rlvr_sandbox_cmd cmd = {.version = RLVR_SANDBOX_CMD_VERSION, .argv = argv, .env = env, .results_fd = true,
-                            .prepare = apply_fn, .prepare_arg = arg, .prepare_arg_len = sizeof *arg + len};
-    rlvr_sandbox_result res;
-    memset(&res, 0, sizeof res);
+    const char *env[] = {seed_env, order, NULL};
+    const char *sh_argv[] = {"/bin/sh", "-c", t->test_command, NULL};
+    rlvr_sandbox_cmd apply = {.version = RLVR_SANDBOX_CMD_VERSION, .prepare = apply_fn, .prepare_arg = arg,
+                              .prepare_arg_len = sizeof *arg + len};
+    /* the tests: the judge from its descriptor, or the test command; they
+     * apply the patch themselves when no build runs first */
+    rlvr_sandbox_cmd tests = {.version = RLVR_SANDBOX_CMD_VERSION,
+                              .argv = t->judge ? (const char *const *)t->judge_argv : sh_argv, .env = env,
+                              .results_fd = true, .judge = t->judge != NULL};
+    if (!t->build_command) {
+        tests.prepare = apply.prepare;
+        tests.prepare_arg = apply.prepare_arg;
+        tests.prepare_arg_len = apply.prepare_arg_len;
+    }
     int rc = enclave_ready(t);
-    if (rc == 0) rc = rlvr_sandbox_exec(t->enclave, &cmd, &res);
+    int over = 0;
+    if (rc == 0 && t->build_command) over = rc = run_build(t, &apply, out);
+    if (rc > 0) rc = 0;
+    if (rc == 0 && !over) rc = run_tests(t, &tests, out);
     if (rc < 0) { /* whatever went wrong, the next run starts from a new enclave */
         rlvr_sandbox_free(t->enclave);
         t->enclave = NULL;
@@ -391,26 +513,7 @@ int rlvr_verify_run_once(rlvr_verify_task *t, const char *patch, size_t len, uin
     if (rc < 0) {
         out->infra = true;
         out->reason = RLVR_REASON_SANDBOX_ERROR;
-    } else if (res.prepare_status == APPLY_REFUSED) {
-        out->reason = RLVR_REASON_APPLY_FAILED;
-    } else if (res.prepare_status != APPLY_OK) {
-        out->infra = true;
-        out->reason = RLVR_REASON_APPLY_ERROR;
-    } else {
-        out->limit = res.limit;
-        int prc = rlvr_tap_parse(res.results, res.results_len, &out->tap);
-        if (prc < 0) {
-            rlvr_sandbox_result_free(&res);
-            return prc;
-        }
-        rlvr_tap_expect x = {.required = (const char *const *)t->required,
-                             .quarantined = (const char *const *)t->quarantined,
-                             .exit_code = res.exit_code};
-        rlvr_tap_judge(&out->tap, &x, &out->judgement);
-        /* a limit ends the run as a failure, whatever the results said */
-        out->reason = res.limit != RLVR_LIMIT_NONE ? rlvr_reason_for_limit(res.limit) : out->judgement.reason;
     }
-    rlvr_sandbox_result_free(&res);
     out->wall_s = rlvr_now() - t0;
     return 0;
 }
@@ -459,8 +562,11 @@ int rlvr_verify_patch(rlvr_verify_task *t, const char *patch, size_t len, bool p
         if (rc < 0) return rc;
         out->runs++;
         out->enclave_s += run.wall_s;
-        if (k == 0 && run.judgement.total > 0)
+        if (k == 0 && run.judgement.total > 0) {
             out->partial = (float)run.judgement.passed / (float)run.judgement.total;
+            out->tests_passed = run.judgement.passed;
+            out->tests_total = run.judgement.total;
+        }
         int reason = run.reason;
         bool infra = run.infra;
         rlvr_verify_run_free(&run);
@@ -516,7 +622,8 @@ int rlvr_verify_quarantine(rlvr_verify_task *t, const char *reference, size_t le
             rlvr_verify_run_free(&run);
             break;
         }
-        bool whole_run_broken = run.reason == RLVR_REASON_APPLY_FAILED || run.limit != RLVR_LIMIT_NONE ||
+        bool whole_run_broken = run.reason == RLVR_REASON_APPLY_FAILED || run.reason == RLVR_REASON_BUILD_FAILED ||
+                                run.limit != RLVR_LIMIT_NONE ||
                                 run.reason == RLVR_REASON_NO_RESULTS || run.reason == RLVR_REASON_RESULTS_INVALID;
         if (whole_run_broken) {
             out->drop_task = true;

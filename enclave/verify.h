@@ -14,7 +14,21 @@
  * loss, never 0. Only a verdict leaves: outcome, reason code, partial credit,
  * run count and durations; never test names, assertions or output.
  *
- * The test command gets, in its environment:
+ * Two ways to run the hidden tests:
+ * - judge mode (judge_build and judge_argv set): the task's judge is built
+ *   once, from the hidden files, into an execute-only program
+ *   (enclave/judge.h); the hidden files never enter the enclave. Each run
+ *   applies the patch, runs build_command (the code under test's build:
+ *   no results descriptor, the judge out of reach), then the judge, exec'd
+ *   from a descriptor with the results descriptor; the judge runs the code
+ *   under test in processes of its own. Nothing the policy wrote shares a
+ *   process with the results channel or can read an expected value.
+ * - command mode (test_command): the hidden files are copied into the tree
+ *   (read-only) and the command runs with the results descriptor. Code
+ *   under test that shares a process with the harness, or runs while the
+ *   hidden files are readable, can reach both: docs/ENCLAVE.md says what is
+ *   and is not promised then.
+ * The judge (or test command) gets, in its environment:
  *   RLVR_RESULTS_FD  the descriptor to write TAP to (3)
  *   RLVR_TEST_SEED   a decimal seed for the run (differs between runs)
  *   RLVR_TEST_ORDER  the test names, space-separated, in the order to run
@@ -40,7 +54,7 @@ typedef struct {
     const char *base_commit;           /* revspec of the commit rollouts start from */
     const char *hidden_dir;            /* directory copied over the tree in the enclave: the hidden tests
                                           (its files are protected paths automatically); NULL for none */
-    const char *test_command;          /* run with /bin/sh -c in /work */
+    const char *test_command;          /* command mode: run with /bin/sh -c in /work (NULL in judge mode) */
     const char *const *fail_to_pass;   /* test names; NULL together with pass_to_pass: every test in the
                                           stream must pass */
     const char *const *pass_to_pass;
@@ -55,16 +69,24 @@ typedef struct {
     int max_patch_files;               /* diff gate (0: 64) */
     bool fresh_enclaves;               /* build a new enclave for every run instead of restoring the pooled
                                           one (rlvr_sandbox_reset); slower, same isolation */
+    const char *const *editable_globs; /* the task's allow-list (enclave/diffgate.h); NULL: none */
+    const char *judge_build;           /* judge mode: builds the judge from the hidden files (enclave/judge.h) */
+    const char *const *judge_argv;     /* judge mode: the program the build left, then its arguments; runs in
+                                          /work */
+    const char *build_command;         /* judge mode, optional: builds the code under test after the patch is
+                                          applied and before the judge runs (/bin/sh -c in /work) */
 } rlvr_verify_spec;
 
-#define RLVR_VERIFY_SPEC_VERSION 1
+#define RLVR_VERIFY_SPEC_VERSION 2
 
 /* The verdict: everything that may leave the verifier. */
 typedef struct {
     rlvr_verdict verdict; /* PASS, FAIL, REJECTED, TIMEOUT, INFRA, or DROPPED (public tests changed,
                              or flaky: reason CONSENSUS_MIXED) */
     int32_t reason;       /* enclave/reason.h */
-    float partial;        /* fraction of the sealed tests that passed in the first run */
+    float partial;        /* fraction of the sealed tests that passed in the first run (0 when the run
+                             was killed, hit a limit, or its exit status or results were invalid) */
+    int32_t tests_passed, tests_total; /* the same as counts */
     int32_t runs;         /* enclave runs made */
     double wall_s;        /* the whole verification */
     double enclave_s;     /* inside enclaves (creation, apply, tests) */
@@ -85,6 +107,10 @@ void rlvr_verify_task_settle(rlvr_verify_task *task);
  * changes). */
 const char *rlvr_verify_task_tree(const rlvr_verify_task *task);
 
+/* True in judge mode: every test result comes from the judge, which no code
+ * under test can reach, so partial credit is as sealed as the whole. */
+bool rlvr_verify_task_judged(const rlvr_verify_task *task);
+
 /* Replaces the quarantined tests (NULL-terminated names; NULL for none). */
 int rlvr_verify_task_set_quarantine(rlvr_verify_task *task, const char *const *names);
 
@@ -101,10 +127,11 @@ int rlvr_verify_patch(rlvr_verify_task *task, const char *patch, size_t len, boo
 typedef struct {
     int reason;               /* RLVR_REASON_NONE: every sealed test passed */
     bool infra;               /* the sandbox or the apply step failed for reasons of its own */
-    rlvr_sandbox_limit limit;
+    rlvr_sandbox_limit limit; /* of the build or the tests */
     rlvr_tap_report tap;
-    rlvr_tap_judgement judgement;
+    rlvr_tap_judgement judgement; /* passed is 0 when a limit ended the run */
     double wall_s;
+    double build_s;           /* of that: the build of the code under test (judge mode) */
     uint32_t test_seed;
 } rlvr_verify_run;
 

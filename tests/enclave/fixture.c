@@ -105,6 +105,67 @@ static const char hidden_c[] = HIDDEN_RUN("./calc");
 static const char hidden_flaky[] =
     HIDDEN_RUN_DEF("calc() { (set -- \"$@\"; . ./src/calc.sh) 2>/dev/null 3>&-; }\n");
 
+/* The judge of FIXTURE_JUDGE: expected values live here only; each test
+ * runs the code under test (argv[1]) in a child that has nothing but
+ * /dev/null, the answer pipe and stderr. */
+static const char judge_c[] =
+    "#define _GNU_SOURCE\n#include <fcntl.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
+    "#include <sys/prctl.h>\n#include <sys/wait.h>\n#include <unistd.h>\n"
+    "#define N 5\n"
+    "static const char *names[N] = {\"add\", \"sub\", \"mul\", \"mul_neg\", \"neg\"};\n"
+    "static const char *calls[N][3] = {{\"add\", \"2\", \"3\"}, {\"sub\", \"3\", \"2\"}, {\"mul\", \"2\", \"3\"},\n"
+    "                                  {\"mul\", \"-2\", \"3\"}, {\"neg\", \"4\", \"0\"}};\n"
+    "static const char *want[N] = {\"5\\n\", \"1\\n\", \"6\\n\", \"-6\\n\", \"-4\\n\"};\n"
+    "static int run(const char *prog, int i) {\n"
+    "    int p[2];\n"
+    "    if (pipe(p) != 0) return 0;\n"
+    "    pid_t pid = fork();\n"
+    "    if (pid == 0) {\n"
+    "        int null = open(\"/dev/null\", O_RDONLY);\n"
+    "        dup2(null, 0);\n"
+    "        dup2(p[1], 1);\n"
+    "        for (int fd = 3; fd < 1024; fd++) close(fd);\n"
+    "        char *argv[] = {(char *)prog, (char *)calls[i][0], (char *)calls[i][1], (char *)calls[i][2], NULL};\n"
+    "        char *envp[] = {\"PATH=/usr/bin:/bin\", NULL};\n"
+    "        execve(prog, argv, envp);\n"
+    "        _exit(127);\n"
+    "    }\n"
+    "    close(p[1]);\n"
+    "    char buf[64];\n"
+    "    size_t n = 0;\n"
+    "    ssize_t r;\n"
+    "    while (n < sizeof buf - 1 && (r = read(p[0], buf + n, sizeof buf - 1 - n)) > 0) n += (size_t)r;\n"
+    "    buf[n] = 0;\n"
+    "    close(p[0]);\n"
+    "    int st = 0;\n"
+    "    waitpid(pid, &st, 0);\n"
+    "    return WIFEXITED(st) && WEXITSTATUS(st) == 0 && strcmp(buf, want[i]) == 0;\n"
+    "}\n"
+    "int main(int argc, char **argv) {\n"
+    "    prctl(PR_SET_DUMPABLE, 0);\n"
+    "    if (argc < 2) return 2;\n"
+    "    const char *fd = getenv(\"RLVR_RESULTS_FD\");\n"
+    "    FILE *tap = fd ? fdopen(atoi(fd), \"w\") : stdout;\n"
+    "    if (!tap) return 2;\n"
+    "    fcntl(fileno(tap), F_SETFD, FD_CLOEXEC);\n"
+    "    int order[N], n = 0, failed = 0;\n"
+    "    char list[512];\n"
+    "    snprintf(list, sizeof list, \"%s\", getenv(\"RLVR_TEST_ORDER\") ? getenv(\"RLVR_TEST_ORDER\") : \"\");\n"
+    "    for (char *t = strtok(list, \" \"); t && n < N; t = strtok(NULL, \" \"))\n"
+    "        for (int i = 0; i < N; i++)\n"
+    "            if (strcmp(t, names[i]) == 0) order[n++] = i;\n"
+    "    if (n == 0)\n"
+    "        for (int i = 0; i < N; i++) order[n++] = i;\n"
+    "    fprintf(tap, \"1..%d\\n\", n);\n"
+    "    for (int k = 0; k < n; k++) {\n"
+    "        int ok = run(argv[1], order[k]);\n"
+    "        failed |= !ok;\n"
+    "        fprintf(tap, \"%s %d - %s\\n\", ok ? \"ok\" : \"not ok\", k + 1, names[order[k]]);\n"
+    "    }\n"
+    "    fflush(tap);\n"
+    "    return failed;\n"
+    "}\n";
+
 static const char public_sh[] =
     "#!/bin/sh\n# Public test: TAP on stdout.\necho 1..1\n"
     "[ \"$(sh src/calc.sh add 2 3)\" = 5 ] && echo 'ok 1 - add' || echo 'not ok 1 - add'\n";
@@ -178,6 +239,7 @@ static const char *const flaky_p2p[] = {"add", NULL};
 static const char *const sh_order[] = {"add", "sub", "mul", "mul_neg", "neg", NULL};
 static const char *const protected_globs[] = {"tests", "Makefile", NULL};
 static const char *const public_tests[] = {"tests/public", NULL};
+static const char *const judge_argv[] = {"judge", "./calc", NULL};
 
 int fixture_create(fixture *f, fixture_kind kind, const char *parent) {
     memset(f, 0, sizeof *f);
@@ -195,7 +257,7 @@ int fixture_create(fixture *f, fixture_kind kind, const char *parent) {
     if (!f->repo || !f->hidden) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
     RLVR_TRY(rlvr_fs_mkdirs(f->repo, 0755));
     RLVR_TRY(rlvr_fs_mkdirs(f->hidden, 0755));
-    bool c = kind == FIXTURE_C;
+    bool c = kind == FIXTURE_C || kind == FIXTURE_JUDGE;
     RLVR_TRY(write_at(f->repo, "README", "A tiny calculator. `mul` is wrong.\n", 35));
     if (c) {
         RLVR_TRY(write_at(f->repo, "src/calc.c", c_calc_broken, strlen(c_calc_broken)));
@@ -204,7 +266,8 @@ int fixture_create(fixture *f, fixture_kind kind, const char *parent) {
         RLVR_TRY(write_at(f->repo, "Makefile", c_makefile, strlen(c_makefile)));
         RLVR_TRY(write_at(f->repo, "tests/public/run.sh", public_c, strlen(public_c)));
         RLVR_TRY(write_at(f->repo, ".gitignore", "calc\n", 5));
-        RLVR_TRY(write_at(f->hidden, "tests/hidden/run.sh", hidden_c, strlen(hidden_c)));
+        if (kind == FIXTURE_JUDGE) RLVR_TRY(write_at(f->hidden, "tests/judge.c", judge_c, strlen(judge_c)));
+        else RLVR_TRY(write_at(f->hidden, "tests/hidden/run.sh", hidden_c, strlen(hidden_c)));
     } else {
         RLVR_TRY(write_at(f->repo, "src/calc.sh", sh_calc_broken, strlen(sh_calc_broken)));
         RLVR_TRY(write_at(f->repo, "tests/public/run.sh", public_sh, strlen(public_sh)));
@@ -222,7 +285,13 @@ int fixture_create(fixture *f, fixture_kind kind, const char *parent) {
     s->repo_dir = f->repo;
     s->base_commit = f->base;
     s->hidden_dir = f->hidden;
-    s->test_command = c ? "make -s calc >/dev/null 2>&1; sh tests/hidden/run.sh" : "sh tests/hidden/run.sh";
+    if (kind == FIXTURE_JUDGE) {
+        s->judge_build = "cc -O0 -w -o \"$RLVR_JUDGE_DIR/judge\" tests/judge.c";
+        s->judge_argv = judge_argv;
+        s->build_command = "make -s calc";
+    } else {
+        s->test_command = c ? "make -s calc >/dev/null 2>&1; sh tests/hidden/run.sh" : "sh tests/hidden/run.sh";
+    }
     s->fail_to_pass = kind == FIXTURE_FLAKY ? flaky_f2p : sh_f2p;
     s->pass_to_pass = kind == FIXTURE_FLAKY ? flaky_p2p : sh_p2p;
     s->test_order = kind == FIXTURE_FLAKY ? NULL : sh_order;

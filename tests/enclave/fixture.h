@@ -8,6 +8,10 @@
  *                  hidden tests add sub mul mul_neg neg; no compiler needed.
  *   FIXTURE_C      the same calculator in C (src/calc.c, src/main.c, a
  *                  Makefile); the hidden test command builds it first.
+ *   FIXTURE_JUDGE  the C calculator verified in judge mode: a judge
+ *                  program built from tests/judge.c (hidden) runs ./calc
+ *                  once per test in a child without the results
+ *                  descriptor; `make -s calc` builds the code under test.
  *   FIXTURE_FLAKY  the shell calculator with two seeded tests:
  *                  mul_seeded picks its inputs from RLVR_TEST_SEED so that a
  *                  patch computing a+b instead of a*b passes it with
@@ -21,7 +25,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-typedef enum { FIXTURE_SH, FIXTURE_C, FIXTURE_FLAKY } fixture_kind;
+typedef enum { FIXTURE_SH, FIXTURE_C, FIXTURE_FLAKY, FIXTURE_JUDGE } fixture_kind;
 
 typedef struct {
     fixture_kind kind;

@@ -58,6 +58,31 @@ static void test_globs(void) {
     CHECK(rlvr_diffgate_check_path("src/envelope.c", task) == RLVR_REASON_NONE);
 }
 
+/* The allow-list: names anywhere, whole anchored paths, directories. */
+static void test_editable(void) {
+    CHECK(rlvr_diffgate_editable_match("*.c", "lib.c"));
+    CHECK(rlvr_diffgate_editable_match("*.c", "src/deep/x.c"));
+    CHECK(!rlvr_diffgate_editable_match("*.c", "x.c/GNUmakefile"));
+    CHECK(rlvr_diffgate_editable_match("/lib.c", "lib.c"));
+    CHECK(!rlvr_diffgate_editable_match("/lib.c", "src/lib.c"));
+    CHECK(rlvr_diffgate_editable_match("/*.h", "stdio.h"));
+    CHECK(!rlvr_diffgate_editable_match("/*.h", "sub/stdio.h"));
+    CHECK(!rlvr_diffgate_editable_match("/*.c", "a.c/Makefile"));
+    CHECK(rlvr_diffgate_editable_match("src/", "src/a/b.py"));
+    CHECK(!rlvr_diffgate_editable_match("src/", "src"));
+    CHECK(!rlvr_diffgate_editable_match("src/", "srcx/a.py"));
+    CHECK(rlvr_diffgate_editable_match("/src/*/", "src/pkg/mod.py"));
+    CHECK(!rlvr_diffgate_editable_match("", "x"));
+    CHECK(!rlvr_diffgate_editable_match("/", "x"));
+    const char *const allow[] = {"/*.c", "/*.h", NULL};
+    CHECK(rlvr_diffgate_path_editable("lib.c", allow));
+    CHECK(!rlvr_diffgate_path_editable("GNUmakefile", allow));
+    CHECK(!rlvr_diffgate_path_editable("tests/x.c", allow));
+    CHECK(rlvr_diffgate_path_editable("GNUmakefile", NULL));
+    const char *const none[] = {NULL};
+    CHECK(!rlvr_diffgate_path_editable("lib.c", none));
+}
+
 static int count_commits(const char *dir) {
     git_repository *repo = NULL;
     git_revwalk *walk = NULL;
@@ -167,6 +192,31 @@ static void test_extract_and_validate(fixture *f) {
     }
     CHECK(validate_edits(f, many, 9) == RLVR_REASON_TOO_MANY_FILES);
 
+    /* the allow-list refuses new files and changes elsewhere; the deny rules
+     * come first and keep their reasons */
+    const char *const allow[] = {"/src/*.sh", NULL};
+    rlvr_diffgate_rules only_src = RLVR_DIFFGATE_RULES_INIT;
+    only_src.editable_globs = allow;
+    only_src.protected_globs = (const char *const[]){"tests", NULL};
+    fixture_edit lookup[] = {{EDIT_WRITE, "GNUmakefile", "all:\n\ttrue\n", 0, 0}};
+    fixture_edit in_src[] = {{EDIT_WRITE, "src/new.sh", "echo\n", 0, 0}};
+    fixture_edit deeper[] = {{EDIT_WRITE, "src/sub/new.sh", "echo\n", 0, 0}};
+    fixture_edit del_readme[] = {{EDIT_DELETE, "README", NULL, 0, 0}};
+    fixture_edit mv_out[] = {{EDIT_RENAME, "src/calc.sh", "calc.sh", 0, 0}};
+    const fixture_edit *cases[] = {lookup, in_src, deeper, del_readme, mv_out, test_edit, hook};
+    const int want[] = {RLVR_REASON_NOT_EDITABLE, RLVR_REASON_NONE, RLVR_REASON_NOT_EDITABLE, RLVR_REASON_NOT_EDITABLE,
+                        RLVR_REASON_NOT_EDITABLE, RLVR_REASON_PROTECTED_PATH, RLVR_REASON_HOOK_FILE};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *p = NULL;
+        size_t plen = 0;
+        CHECK_OK(fixture_patch(f, cases[i], 1, &p, &plen));
+        rlvr_diffgate_report r;
+        CHECK_OK(rlvr_diffgate_validate(p, plen, &only_src, &r));
+        CHECK_MSG(r.reason == want[i], "allow-list case %zu: %s, expected %s (%s)", i, rlvr_reason_name(r.reason),
+                  rlvr_reason_name(want[i]), r.path);
+        free(p);
+    }
+
     /* hand-written patches a diff of a tree cannot produce */
     const char *traversal = "diff --git a/../outside.txt b/../outside.txt\nnew file mode 100644\nindex 0000000..e69de29\n"
                             "--- /dev/null\n+++ b/../outside.txt\n@@ -0,0 +1 @@\n+x\n";
@@ -250,6 +300,7 @@ static void test_public_checksum(fixture *f) {
 
 int main(void) {
     test_globs();
+    test_editable();
     fixture f;
     int rc = fixture_create(&f, FIXTURE_SH, NULL);
     CHECK_MSG(rc == 0, "fixture: %s", rlvr_error_last());

@@ -72,8 +72,19 @@ static void test_judge(void) {
     /* a failing exit status with nothing failed: forged or broken */
     CHECK(judge("1..2\nok 1 - add\nok 2 - mul\n", req, NULL, 1, NULL) == RLVR_REASON_EXIT_STATUS);
     CHECK(judge("1..2\nok 1 - add\nok 2 - mul\n", req, NULL, -1, NULL) == RLVR_REASON_EXIT_STATUS);
-    /* a failure elsewhere explains the exit status */
-    CHECK(judge("1..3\nok 1 - add\nok 2 - mul\nnot ok 3 - other\n", req, NULL, 1, NULL) == RLVR_REASON_NONE);
+    /* a failure of a test the task does not name does not explain the exit
+     * status (a decoy), nor does any failure explain a kill */
+    CHECK(judge("1..3\nok 1 - add\nok 2 - mul\nnot ok 3 - other\n", req, NULL, 1, &j) == RLVR_REASON_EXIT_STATUS);
+    CHECK(j.passed == 0);
+    CHECK(judge("1..3\nok 1 - add\nok 2 - mul\nnot ok 3 - other\n", req, NULL, -1, &j) == RLVR_REASON_EXIT_STATUS);
+    CHECK(j.passed == 0);
+    CHECK(judge("1..2\nok 1 - add\nnot ok 2 - mul\n", req, NULL, -1, &j) == RLVR_REASON_TESTS_FAILED);
+    CHECK(j.passed == 0);
+    CHECK(judge("1..3\nok 1 - add\n", req, NULL, -1, &j) == RLVR_REASON_INCOMPLETE && j.passed == 0);
+    /* a failing quarantined test does explain it */
+    const char *const q_other[] = {"other", NULL};
+    CHECK(judge("1..3\nok 1 - add\nok 2 - mul\nnot ok 3 - other\n", req, q_other, 1, &j) == RLVR_REASON_NONE);
+    CHECK(j.passed == 2 && j.total == 2);
     /* skips and TODOs never pass a required test */
     CHECK(judge("1..2\nok 1 - add\nok 2 - mul # SKIP\n", req, NULL, 0, NULL) == RLVR_REASON_TEST_SKIPPED);
     CHECK(judge("1..2\nok 1 - add\nnot ok 2 - mul # TODO\n", req, NULL, 0, NULL) == RLVR_REASON_TESTS_FAILED);

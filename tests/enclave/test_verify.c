@@ -200,6 +200,68 @@ static void test_distinguishability_c(void) {
     fixture_free(&f);
 }
 
+/* Judge mode: the judge is built once from the hidden files, which never
+ * enter the enclave; the code under test is built after the patch; a
+ * broken build is build_failed; a judge build that fails is refused with
+ * its output. */
+static void test_judge_mode(void) {
+    fixture f;
+    int rc = fixture_create(&f, FIXTURE_JUDGE, NULL);
+    CHECK_MSG(rc == 0, "fixture: %s", rlvr_error_last());
+    if (rc) return;
+    f.spec.consensus_runs = 2;
+    rlvr_verify_task *task = NULL;
+    rc = rlvr_verify_task_new(&task, host, &f.spec);
+    CHECK_MSG(rc == 0, "judge task: %s", rlvr_error_last());
+    if (task) {
+        CHECK(rlvr_verify_task_judged(task));
+        char path[4096];
+        snprintf(path, sizeof path, "%s/tests/judge.c", rlvr_verify_task_tree(task));
+        CHECK_MSG(access(path, F_OK) != 0, "the hidden judge source is in the enclave's tree");
+        rlvr_enclave_verdict v = fixture_verify(task, "", 0, 1);
+        EXPECT(v, RLVR_VERDICT_FAIL, RLVR_REASON_TESTS_FAILED);
+        CHECK(v.tests_total == 5 && v.tests_passed == 3);
+        size_t len;
+        char *ref = NULL;
+        CHECK_OK(fixture_patch(&f, fixture_reference_c, 1, &ref, &len));
+        v = fixture_verify(task, ref, len, 2);
+        EXPECT(v, RLVR_VERDICT_PASS, RLVR_REASON_NONE);
+        CHECK(v.runs == 2 && v.partial == 1.0f);
+        free(ref);
+        char *p = NULL;
+        fixture_edit broken = {EDIT_WRITE, "src/calc.c", "this is not C\n", 0, 0};
+        CHECK_OK(fixture_patch(&f, &broken, 1, &p, &len));
+        v = fixture_verify(task, p, len, 4);
+        EXPECT(v, RLVR_VERDICT_FAIL, RLVR_REASON_BUILD_FAILED);
+        CHECK(v.partial == 0.0f && v.runs == 1);
+        free(p);
+        /* a patch that does not apply never reaches the build */
+        const char *stale = "diff --git a/src/calc.c b/src/calc.c\n--- a/src/calc.c\n+++ b/src/calc.c\n"
+                            "@@ -1 +1 @@\n-not there\n+x\n";
+        v = fixture_verify(task, stale, strlen(stale), 5);
+        EXPECT(v, RLVR_VERDICT_FAIL, RLVR_REASON_APPLY_FAILED);
+    }
+    rlvr_verify_task_free(task);
+    /* a judge build that fails, or leaves no program by the name */
+    rlvr_verify_spec bad = f.spec;
+    bad.judge_build = "echo 'no compiler today' >&2; exit 3";
+    task = NULL;
+    CHECK(rlvr_verify_task_new(&task, host, &bad) == RLVR_EINVAL);
+    CHECK_MSG(strstr(rlvr_error_last(), "no compiler today") && strstr(rlvr_error_last(), "status 3"), "%s",
+              rlvr_error_last());
+    bad.judge_build = "echo > \"$RLVR_JUDGE_DIR/other\"";
+    CHECK(rlvr_verify_task_new(&task, host, &bad) == RLVR_EINVAL);
+    CHECK_MSG(strstr(rlvr_error_last(), "\"judge\""), "%s", rlvr_error_last());
+    bad.judge_build = "mkdir \"$RLVR_JUDGE_DIR/sub\"";
+    CHECK(rlvr_verify_task_new(&task, host, &bad) == RLVR_EINVAL);
+    CHECK_MSG(strstr(rlvr_error_last(), "\"sub\""), "%s", rlvr_error_last());
+    bad = f.spec;
+    bad.test_command = "true";
+    CHECK(rlvr_verify_task_new(&task, host, &bad) == RLVR_EINVAL);
+    CHECK(task == NULL);
+    fixture_free(&f);
+}
+
 static void test_quarantine(void) {
     fixture f;
     int rc = fixture_create(&f, FIXTURE_FLAKY, NULL);
@@ -301,6 +363,7 @@ int main(int argc, char **argv) {
     test_workspace_rollout();
     test_quarantine();
     if (!unprivileged) test_distinguishability_c();
+    test_judge_mode();
     rlvr_sandbox_host_free(host);
     return test_summary(unprivileged ? "test_verify --unprivileged" : "test_verify");
 }
