@@ -9,6 +9,7 @@
 #include "enclave/verify.h"
 #include "envs/arith.h"
 #include "envs/gen_internal.h"
+#include "envs/harness.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -58,13 +59,6 @@ static int check_arith(rlvr_task_check_result *out, const rlvr_task *t) {
 }
 
 /* ---- tests: in enclaves --------------------------------------------------------------- */
-
-/* A NULL-terminated view of a list (the strings are not copied). */
-static const char **view(const rlvr_str_list *l) {
-    const char **v = calloc(l->n + 1, sizeof *v);
-    for (size_t i = 0; v && i < l->n; i++) v[i] = l->items[i];
-    return v;
-}
 
 static const char *verdict_text(const rlvr_enclave_verdict *v, char *buf, size_t cap) {
     snprintf(buf, cap, "%s (%s)", rlvr_verdict_name(v->verdict), rlvr_reason_name(v->reason));
@@ -167,28 +161,12 @@ static int check_tests(rlvr_task_check_result *out, const rlvr_task *t, rlvr_san
         return verdict(out, RLVR_TASK_CHECK_INFRA,
                        "the repository is a git bundle; the enclave takes a repository directory (unbundle it with "
                        "git clone)");
-    const char **f2p = view(&t->fail_to_pass), **p2p = view(&t->pass_to_pass);
-    const char **globs = view(&t->protected_paths), **pub = view(&t->public_test_files);
-    int rc = 0;
+    rlvr_sandbox_limits limits;
+    rlvr_sandbox_limits_default(&limits);
+    limits.wall_s = o->wall_s;
+    limits.cpu_s = o->wall_s;
     rlvr_verify_task *vt = NULL;
-    if (!f2p || !p2p || !globs || !pub) {
-        rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory checking task %s", t->id);
-        goto done;
-    }
-    rlvr_verify_spec spec = {.version = RLVR_VERIFY_SPEC_VERSION,
-                             .repo_dir = t->repository_path,
-                             .base_commit = t->base_commit,
-                             .hidden_dir = t->hidden_root_path,
-                             .test_command = t->hidden_test_command,
-                             .fail_to_pass = f2p,
-                             .pass_to_pass = p2p,
-                             .protected_globs = globs,
-                             .public_tests = pub,
-                             .consensus_runs = o->consensus_runs};
-    rlvr_sandbox_limits_default(&spec.limits);
-    spec.limits.wall_s = o->wall_s;
-    spec.limits.cpu_s = o->wall_s;
-    rc = rlvr_verify_task_new(&vt, host, &spec);
+    int rc = rlvr_harness_verify_task_new(&vt, host, t, &limits, o->consensus_runs);
     if (rc == RLVR_ENOMEM) goto done;
     if (rc < 0) {
         rc = verdict(out, RLVR_TASK_CHECK_BROKEN, "preparing the enclave: %s", rlvr_error_last());
@@ -199,10 +177,6 @@ static int check_tests(rlvr_task_check_result *out, const rlvr_task *t, rlvr_san
     if (rc == 0 && out->status == RLVR_TASK_CHECK_OK) rc = check_wrong(out, t, vt, o);
 done:
     rlvr_verify_task_free(vt);
-    free(f2p);
-    free(p2p);
-    free(globs);
-    free(pub);
     return rc;
 }
 

@@ -84,27 +84,32 @@ static void render_header(rlvr_text *out, const library *lib) {
     rlvr_text_printf(out, "\n#endif\n");
 }
 
-/* printf format: the compiler's name */
+/* printf format: the compiler's name. Builds name every file: no -I (the
+ * sources include "../lib.h" by its path), so no header the policy adds can
+ * stand in for a system header; make is run with -f and -r, so no makefile
+ * or built-in rule it would look up on its own is read. */
 static const char makefile_format[] =
-    "# make test: build and run the public tests (TAP on stdout).\n"
+    "# make -f Makefile test: build and run the public tests (TAP on stdout).\n"
+    "# make -f Makefile build/runner: the program the hidden tests call.\n"
     "CC = %s\n"
     "CFLAGS = -std=c11 -O0 -w\n"
     "\n"
     "test: build/public\n"
     "\t./build/public\n"
     "\n"
-    "hidden: build/hidden\n"
-    "\t./build/hidden\n"
-    "\n"
     "build/public: lib.c lib.h tests/public.c\n"
     "\t@mkdir -p build\n"
-    "\t$(CC) $(CFLAGS) -I. -o $@ lib.c tests/public.c\n"
+    "\t$(CC) $(CFLAGS) -o $@ lib.c tests/public.c\n"
     "\n"
-    "build/hidden: lib.c lib.h tests/hidden.c\n"
+    "build/runner: lib.c lib.h tests/runner.c\n"
     "\t@mkdir -p build\n"
-    "\t$(CC) $(CFLAGS) -I. -o $@ lib.c tests/hidden.c\n"
+    "\t$(CC) $(CFLAGS) -o $@ lib.c tests/runner.c\n"
     "\n"
-    ".PHONY: test hidden\n";
+    ".PHONY: test\n";
+
+/* The public test command and the enclave's build of the code under test. */
+#define PUBLIC_COMMAND "make -s -r -f Makefile test"
+#define BUILD_COMMAND "make -s -r -B -f Makefile build/runner"
 
 static void format_call(char *out, size_t cap, const library *lib, const test_case *t) {
     const bc_func *fn = &unit_of(lib, t->slot)->funcs[t->func];
@@ -113,41 +118,21 @@ static void format_call(char *out, size_t cap, const library *lib, const test_ca
     if (n < cap) snprintf(out + n, cap - n, ")");
 }
 
-/* A test program printing TAP (the contract of enclave/verify.h): results go
- * to the descriptor in RLVR_RESULTS_FD (stdout when unset); RLVR_TEST_ORDER
- * (test names separated by spaces) sets the order, else RLVR_TEST_SEED=N
- * shuffles it. `details`: a failing test is followed by a comment saying what
- * the call returned and what was expected (public tests only: hidden results
- * never reach the policy). */
-static void render_tests(rlvr_text *out, const library *lib, const test_case *tests, const int *which, int n,
-                         bool details) {
-    rlvr_text_printf(out, "/* %s tests. TAP goes to $RLVR_RESULTS_FD (default stdout); $RLVR_TEST_ORDER\n"
-                      " * (names) or $RLVR_TEST_SEED (a number) sets the order. */\n",
-                 details ? "Public" : "Hidden");
-    rlvr_text_printf(out, "#define _POSIX_C_SOURCE 200809L /* fdopen */\n"
-                      "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n#include \"lib.h\"\n\n"
-                      "#define N %d\n\n", n);
+/* The names and expected values of a test program (TAP, the contract of
+ * enclave/verify.h). */
+static void render_table(rlvr_text *out, const test_case *tests, const int *which, int n) {
+    rlvr_text_printf(out, "#define N %d\n\n", n);
     rlvr_text_printf(out, "static const char *names[N] = {");
     for (int i = 0; i < n; i++) rlvr_text_printf(out, "%s\"%s\"", i ? ", " : "", tests[which[i]].name);
     rlvr_text_printf(out, "};\n");
-    if (details) {
-        rlvr_text_printf(out, "static const char *calls[N] = {");
-        for (int i = 0; i < n; i++) {
-            char call[128];
-            format_call(call, sizeof call, lib, &tests[which[i]]);
-            rlvr_text_printf(out, "%s\"%s\"", i ? ", " : "", call);
-        }
-        rlvr_text_printf(out, "};\n");
-    }
     rlvr_text_printf(out, "static const int expected[N] = {");
     for (int i = 0; i < n; i++) rlvr_text_printf(out, "%s%ld", i ? ", " : "", tests[which[i]].expected);
-    rlvr_text_printf(out, "};\n\nstatic int run(int i) {\n    switch (i) {\n");
-    for (int i = 0; i < n; i++) {
-        char call[128];
-        format_call(call, sizeof call, lib, &tests[which[i]]);
-        rlvr_text_printf(out, "    case %d: return %s;\n", i, call);
-    }
-    rlvr_text_printf(out, "    }\n    return 0;\n}\n\n");
+    rlvr_text_printf(out, "};\n");
+}
+
+/* plan_order(): RLVR_TEST_ORDER (test names separated by spaces) sets the
+ * order, else RLVR_TEST_SEED=N shuffles it. */
+static void render_plan_order(rlvr_text *out) {
     rlvr_text_printf(out,
                  "static void plan_order(int *order) {\n"
                  "    int n = 0, used[N] = {0};\n"
@@ -176,7 +161,34 @@ static void render_tests(rlvr_text *out, const library *lib, const test_case *te
                  "            order[j] = t;\n"
                  "        }\n"
                  "    }\n"
-                 "}\n\n"
+                 "}\n\n");
+}
+
+/* The public tests: the library linked in, a failing test followed by a
+ * comment saying what the call returned and what was expected (TAP on
+ * stdout for the policy; RLVR_RESULTS_FD is honoured as the hidden tests'
+ * contract has it). */
+static void render_public_tests(rlvr_text *out, const library *lib, const test_case *tests, const int *which, int n) {
+    rlvr_text_printf(out, "/* Public tests. TAP goes to $RLVR_RESULTS_FD (default stdout); $RLVR_TEST_ORDER\n"
+                          " * (names) or $RLVR_TEST_SEED (a number) sets the order. */\n");
+    rlvr_text_printf(out, "#define _POSIX_C_SOURCE 200809L /* fdopen */\n"
+                          "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n#include \"../lib.h\"\n\n");
+    render_table(out, tests, which, n);
+    rlvr_text_printf(out, "static const char *calls[N] = {");
+    for (int i = 0; i < n; i++) {
+        char call[128];
+        format_call(call, sizeof call, lib, &tests[which[i]]);
+        rlvr_text_printf(out, "%s\"%s\"", i ? ", " : "", call);
+    }
+    rlvr_text_printf(out, "};\n\nstatic int run(int i) {\n    switch (i) {\n");
+    for (int i = 0; i < n; i++) {
+        char call[128];
+        format_call(call, sizeof call, lib, &tests[which[i]]);
+        rlvr_text_printf(out, "    case %d: return %s;\n", i, call);
+    }
+    rlvr_text_printf(out, "    }\n    return 0;\n}\n\n");
+    render_plan_order(out);
+    rlvr_text_printf(out,
                  "int main(void) {\n"
                  "    const char *fd = getenv(\"RLVR_RESULTS_FD\");\n"
                  "    FILE *tap = fd && *fd ? fdopen(atoi(fd), \"w\") : NULL;\n"
@@ -186,16 +198,129 @@ static void render_tests(rlvr_text *out, const library *lib, const test_case *te
                  "    fprintf(tap, \"1..%%d\\n\", N);\n"
                  "    for (int k = 0; k < N; k++) {\n"
                  "        int i = order[k], got = run(i);\n"
-                 "        fprintf(tap, \"%%s %%d - %%s\\n\", got == expected[i] ? \"ok\" : \"not ok\", k + 1, names[i]);\n");
-    if (details)
-        rlvr_text_printf(out, "        if (got != expected[i])\n"
-                          "            fprintf(tap, \"# %%s returned %%d, expected %%d\\n\", calls[i], got, expected[i]);\n");
-    rlvr_text_printf(out,
+                 "        fprintf(tap, \"%%s %%d - %%s\\n\", got == expected[i] ? \"ok\" : \"not ok\", k + 1, names[i]);\n"
+                 "        if (got != expected[i])\n"
+                 "            fprintf(tap, \"# %%s returned %%d, expected %%d\\n\", calls[i], got, expected[i]);\n"
                  "        failed += got != expected[i];\n"
                  "    }\n"
                  "    fflush(tap);\n"
                  "    return failed != 0;\n"
                  "}\n");
+}
+
+/* tests/runner.c (public): runs one library function for the judge,
+ * `build/runner NAME ARG...`, and prints what it returns. It holds no
+ * expected value. */
+static void render_runner(rlvr_text *out, const library *lib) {
+    rlvr_text_printf(out, "/* The hidden tests run the library through this program, one call per process:\n"
+                          " * build/runner NAME ARG... prints what NAME(ARG...) returns. Exit status 2: a call\n"
+                          " * it does not know. */\n"
+                          "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n#include \"../lib.h\"\n\n"
+                          "static int number(const char *s, int *out) {\n"
+                          "    char *end;\n"
+                          "    long v = strtol(s, &end, 10);\n"
+                          "    if (!*s || *end) return 0;\n"
+                          "    *out = (int)v;\n"
+                          "    return 1;\n"
+                          "}\n\n"
+                          "int main(int argc, char **argv) {\n"
+                          "    int a[%d] = {0};\n"
+                          "    if (argc < 2 || argc > %d) return 2;\n"
+                          "    for (int i = 2; i < argc; i++)\n"
+                          "        if (!number(argv[i], &a[i - 2])) return 2;\n"
+                          "    int n = argc - 2;\n"
+                          "    const char *f = argv[1];\n",
+                     BC_MAX_ARGS, BC_MAX_ARGS + 2);
+    for (int s = 0; s < lib->n_slots; s++) {
+        const bc_unit *u = unit_of(lib, s);
+        for (int f = 0; f < bc_unit_n_funcs(u); f++) {
+            const bc_func *fn = &u->funcs[f];
+            rlvr_text_printf(out, "    %sif (strcmp(f, \"%s\") == 0 && n == %d)\n        printf(\"%%d\\n\", %s(",
+                             s || f ? "else " : "", fn->name, fn->n_args, fn->name);
+            for (int i = 0; i < fn->n_args; i++) rlvr_text_printf(out, "%sa[%d]", i ? ", " : "", i);
+            rlvr_text_printf(out, "));\n");
+        }
+    }
+    rlvr_text_printf(out, "    else\n        return 2;\n    return 0;\n}\n");
+}
+
+/* tests/judge.c (hidden): the expected values and the TAP, with the code
+ * under test out of its process. Each test execs the runner in a child that
+ * holds nothing but /dev/null, the answer pipe and stderr (never the
+ * results descriptor), with a clean environment; it passes only when the
+ * runner exits 0 after printing exactly the expected value. */
+static void render_judge(rlvr_text *out, const library *lib, const test_case *tests, const int *which, int n) {
+    rlvr_text_printf(out, "/* Hidden tests (the judge): judge RUNNER. TAP goes to $RLVR_RESULTS_FD (default\n"
+                          " * stdout); $RLVR_TEST_ORDER (names) or $RLVR_TEST_SEED (a number) sets the order. */\n"
+                          "#define _GNU_SOURCE\n#include <errno.h>\n#include <fcntl.h>\n#include <stdio.h>\n"
+                          "#include <stdlib.h>\n#include <string.h>\n#include <sys/prctl.h>\n#include <sys/wait.h>\n"
+                          "#include <unistd.h>\n\n");
+    render_table(out, tests, which, n);
+    rlvr_text_printf(out, "static const char *const calls[N][%d] = {", BC_MAX_ARGS + 2);
+    for (int i = 0; i < n; i++) {
+        const test_case *t = &tests[which[i]];
+        const bc_func *fn = &unit_of(lib, t->slot)->funcs[t->func];
+        rlvr_text_printf(out, "%s{\"%s\"", i ? ", " : "", fn->name);
+        for (int a = 0; a < fn->n_args; a++) rlvr_text_printf(out, ", \"%ld\"", t->a[a]);
+        rlvr_text_printf(out, "}");
+    }
+    rlvr_text_printf(out, "};\n\n");
+    render_plan_order(out);
+    rlvr_text_printf(out,
+                 "static int run(const char *runner, int i) {\n"
+                 "    int p[2];\n"
+                 "    if (pipe(p) != 0) return 0;\n"
+                 "    pid_t pid = fork();\n"
+                 "    if (pid < 0) return 0;\n"
+                 "    if (pid == 0) {\n"
+                 "        int null = open(\"/dev/null\", O_RDONLY);\n"
+                 "        if (null < 0 || dup2(null, 0) < 0 || dup2(p[1], 1) < 0) _exit(127);\n"
+                 "        for (long fd = 3, max = sysconf(_SC_OPEN_MAX); fd < max && fd < 65536; fd++) close((int)fd);\n"
+                 "        const char *argv[%d] = {runner};\n"
+                 "        for (int k = 0; calls[i][k]; k++) argv[k + 1] = calls[i][k];\n"
+                 "        char *envp[] = {\"PATH=/usr/local/bin:/usr/bin:/bin\", \"HOME=/tmp\", \"LANG=C.UTF-8\", NULL};\n"
+                 "        execve(runner, (char *const *)argv, envp);\n"
+                 "        _exit(127);\n"
+                 "    }\n"
+                 "    close(p[1]);\n"
+                 "    char got[32];\n"
+                 "    size_t len = 0;\n"
+                 "    while (len < sizeof got - 1) {\n"
+                 "        ssize_t r = read(p[0], got + len, sizeof got - 1 - len);\n"
+                 "        if (r > 0) len += (size_t)r;\n"
+                 "        else if (r == 0 || errno != EINTR) break;\n"
+                 "    }\n"
+                 "    got[len] = '\\0';\n"
+                 "    close(p[0]);\n"
+                 "    int st = 0;\n"
+                 "    while (waitpid(pid, &st, 0) < 0)\n"
+                 "        if (errno != EINTR) return 0;\n"
+                 "    char want[24];\n"
+                 "    snprintf(want, sizeof want, \"%%d\\n\", expected[i]);\n"
+                 "    return WIFEXITED(st) && WEXITSTATUS(st) == 0 && strcmp(got, want) == 0;\n"
+                 "}\n\n"
+                 "int main(int argc, char **argv) {\n"
+                 "    /* nothing of this process for the code under test to read: memory, fds, environment */\n"
+                 "    prctl(PR_SET_DUMPABLE, 0);\n"
+                 "    if (argc != 2) {\n"
+                 "        fprintf(stderr, \"usage: judge RUNNER\\n\");\n"
+                 "        return 2;\n"
+                 "    }\n"
+                 "    const char *fd = getenv(\"RLVR_RESULTS_FD\");\n"
+                 "    FILE *tap = fd && *fd ? fdopen(atoi(fd), \"w\") : NULL;\n"
+                 "    if (!tap) tap = stdout;\n"
+                 "    fcntl(fileno(tap), F_SETFD, FD_CLOEXEC);\n"
+                 "    int order[N], failed = 0;\n"
+                 "    plan_order(order);\n"
+                 "    fprintf(tap, \"1..%%d\\n\", N);\n"
+                 "    for (int k = 0; k < N; k++) {\n"
+                 "        int i = order[k], ok = run(argv[1], i);\n"
+                 "        fprintf(tap, \"%%s %%d - %%s\\n\", ok ? \"ok\" : \"not ok\", k + 1, names[i]);\n"
+                 "        failed += !ok;\n"
+                 "    }\n"
+                 "    fflush(tap);\n"
+                 "    return failed != 0;\n"
+                 "}\n", BC_MAX_ARGS + 3);
 }
 
 /* ---- choosing the library, the bug and the tests ------------------------------------ */
@@ -398,7 +523,7 @@ static void hardcode_line(char *out, size_t cap, const library *lib, const test_
 }
 
 typedef struct {
-    rlvr_text correct, buggy, header, pub, hidden;
+    rlvr_text correct, buggy, header, pub, runner, judge;
     rlvr_text wrong[3];
     int n_wrong;
 } texts;
@@ -408,7 +533,8 @@ static void texts_free(texts *x) {
     rlvr_text_free(&x->buggy);
     rlvr_text_free(&x->header);
     rlvr_text_free(&x->pub);
-    rlvr_text_free(&x->hidden);
+    rlvr_text_free(&x->runner);
+    rlvr_text_free(&x->judge);
     for (int i = 0; i < 3; i++) rlvr_text_free(&x->wrong[i]);
 }
 
@@ -435,14 +561,16 @@ static int render_all(texts *x, const library *lib, const test_plan *plan, const
     unrelated[plan->other_slot] = plan->other_edit;
     RLVR_TRY(render_lib(&x->wrong[x->n_wrong++], lib, unrelated, -1, -1, NULL));
     /* tests: hidden = all, in the shuffled order; public = the failing case and up to two passing ones */
-    render_tests(&x->hidden, lib, plan->tests, perm, plan->n_tests, false);
+    render_judge(&x->judge, lib, plan->tests, perm, plan->n_tests);
+    render_runner(&x->runner, lib);
     int pub_idx[3], n_pub = 0;
     pub_idx[n_pub++] = plan->public_fail;
     for (int i = 0; i < 2; i++)
         if (plan->public_pass[i] >= 0) pub_idx[n_pub++] = plan->public_pass[i];
-    render_tests(&x->pub, lib, plan->tests, pub_idx, n_pub, true);
+    render_public_tests(&x->pub, lib, plan->tests, pub_idx, n_pub);
     RLVR_TRY(gen_text_check(&x->header));
-    RLVR_TRY(gen_text_check(&x->hidden));
+    RLVR_TRY(gen_text_check(&x->judge));
+    RLVR_TRY(gen_text_check(&x->runner));
     return gen_text_check(&x->pub);
 }
 
@@ -450,17 +578,17 @@ static int write_files(const texts *x, const char *compiler, const char *out_dir
     char repo[4096], hidden[4096], makefile[sizeof makefile_format + 64];
     snprintf(makefile, sizeof makefile, makefile_format, compiler);
     snprintf(repo, sizeof repo, "%s/repos/%s", out_dir, id);
-    snprintf(hidden, sizeof hidden, "%s/hidden/%s/tests/hidden.c", out_dir, id);
+    snprintf(hidden, sizeof hidden, "%s/hidden/%s/tests/judge.c", out_dir, id);
     RLVR_TRY(gen_must_not_exist(hidden));
-    const char *paths[] = {".gitignore", "Makefile", "lib.c", "lib.h", "tests/public.c"};
-    const char *contents[] = {"build/\n", makefile, x->buggy.data, x->header.data, x->pub.data};
-    RLVR_TRY(gen_repo_create(repo, paths, contents, 5, commit));
-    return gen_write_file(hidden, x->hidden.data, x->hidden.len);
+    const char *paths[] = {".gitignore", "Makefile", "lib.c", "lib.h", "tests/public.c", "tests/runner.c"};
+    const char *contents[] = {"build/\n", makefile, x->buggy.data, x->header.data, x->pub.data, x->runner.data};
+    RLVR_TRY(gen_repo_create(repo, paths, contents, 6, commit));
+    return gen_write_file(hidden, x->judge.data, x->judge.len);
 }
 
 static int fill_task(rlvr_task *t, const rlvr_task_gen_options *opts, const char *id, const char *out_dir,
                      const library *lib, const test_plan *plan, const texts *x, const char *commit, const char *sig) {
-    char buf[4096], prompt[512];
+    char buf[8192], prompt[512];
     RLVR_TRY(gen_strdup(&t->source, "(generated)"));
     RLVR_TRY(gen_strdup(&t->base_dir, out_dir));
     RLVR_TRY(gen_strdup(&t->id, id));
@@ -482,16 +610,20 @@ static int fill_task(rlvr_task *t, const rlvr_task_gen_options *opts, const char
     RLVR_TRY(gen_strdup(&t->repository_path, buf));
     t->repository_kind = RLVR_REPO_DIRECTORY;
     RLVR_TRY(gen_strdup(&t->base_commit, commit));
-    RLVR_TRY(gen_strdup(&t->public_test_command, "make -s test"));
+    RLVR_TRY(gen_strdup(&t->public_test_command, PUBLIC_COMMAND));
     const char *pub_files[] = {"tests/public.c"};
     RLVR_TRY(gen_list(&t->public_test_files, pub_files, 1));
     snprintf(buf, sizeof buf, "hidden/%s", id);
     RLVR_TRY(gen_strdup(&t->hidden_root, buf));
     snprintf(buf, sizeof buf, "%s/hidden/%s", out_dir, id);
     RLVR_TRY(gen_strdup(&t->hidden_root_path, buf));
-    const char *hidden_files[] = {"tests/hidden.c"};
+    const char *hidden_files[] = {"tests/judge.c"};
     RLVR_TRY(gen_list(&t->hidden_test_files, hidden_files, 1));
-    RLVR_TRY(gen_strdup(&t->hidden_test_command, "make -s hidden"));
+    snprintf(buf, sizeof buf, "%s -std=c11 -O0 -w -o \"$RLVR_JUDGE_DIR/judge\" tests/judge.c", gen_compiler(opts));
+    RLVR_TRY(gen_strdup(&t->judge_build, buf));
+    const char *judge_run[] = {"judge", "build/runner"};
+    RLVR_TRY(gen_list(&t->judge_run, judge_run, 2));
+    RLVR_TRY(gen_strdup(&t->hidden_build_command, BUILD_COMMAND));
     const char *f2p[MAX_TESTS], *p2p[MAX_TESTS];
     int nf = 0, np = 0;
     for (int i = 0; i < plan->n_tests; i++) {
@@ -508,6 +640,10 @@ static int fill_task(rlvr_task *t, const rlvr_task_gen_options *opts, const char
     }
     const char *protected[] = {"/tests", "/Makefile", "/.gitignore", "/build"};
     RLVR_TRY(gen_list(&t->protected_paths, protected, 4));
+    /* the library's sources, at the top: a new file there is compiled only
+     * if lib.c includes it */
+    const char *editable[] = {"/*.c", "/*.h"};
+    RLVR_TRY(gen_list(&t->editable_paths, editable, 2));
     rlvr_text meta = {0};
     rlvr_text_printf(&meta, "{\"bug_unit\":\"%s\",\"difficulty\":%d,\"units\":[", unit_of(lib, lib->bug_slot)->name, d);
     for (int s = 0; s < lib->n_slots; s++) rlvr_text_printf(&meta, "%s\"%s\"", s ? "," : "", unit_of(lib, s)->name);

@@ -820,15 +820,18 @@ int rlvr_harness_verify_task_new(rlvr_verify_task **out, rlvr_sandbox_host *host
         return RLVR_FAIL(RLVR_EINVAL, "verify task: a host, a \"tests\" task, limits and consensus_runs >= 1 needed");
     const char **f2p = list_view(&t->fail_to_pass), **p2p = list_view(&t->pass_to_pass);
     const char **globs = list_view(&t->protected_paths), **pub = list_view(&t->public_test_files);
+    const char **editable = list_view(&t->editable_paths), **judge = list_view(&t->judge_run);
     int rc;
-    if (!f2p || !p2p || !globs || !pub) {
+    if (!f2p || !p2p || !globs || !pub || !editable || !judge) {
         rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
     } else {
         rlvr_verify_spec spec = {.version = RLVR_VERIFY_SPEC_VERSION, .repo_dir = t->repository_path,
                                  .base_commit = t->base_commit, .hidden_dir = t->hidden_root_path,
                                  .test_command = t->hidden_test_command, .fail_to_pass = f2p,
                                  .pass_to_pass = p2p, .protected_globs = globs, .public_tests = pub,
-                                 .limits = *limits, .consensus_runs = consensus_runs};
+                                 .limits = *limits, .consensus_runs = consensus_runs, .editable_globs = editable,
+                                 .judge_build = t->judge_build, .judge_argv = t->judge_build ? judge : NULL,
+                                 .build_command = t->hidden_build_command};
         rc = rlvr_verify_task_new(out, host, &spec);
         if (rc < 0) rc = rlvr_error_wrap(rc, "task %s", t->id);
     }
@@ -836,6 +839,8 @@ int rlvr_harness_verify_task_new(rlvr_verify_task **out, rlvr_sandbox_host *host
     free(p2p);
     free(globs);
     free(pub);
+    free(editable);
+    free(judge);
     return rc;
 }
 

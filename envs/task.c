@@ -58,13 +58,79 @@ void rlvr_task_free(rlvr_task *t) {
     if (!t) return;
     char **strings[] = {&t->source, &t->base_dir, &t->id, &t->family, &t->template_name, &t->split_key, &t->prompt,
                         &t->repository, &t->repository_path, &t->base_commit, &t->public_test_command,
-                        &t->hidden_root, &t->hidden_root_path, &t->hidden_test_command, &t->reference_patch,
+                        &t->hidden_root, &t->hidden_root_path, &t->hidden_test_command, &t->judge_build,
+                        &t->hidden_build_command, &t->reference_patch,
                         &t->reference_answer, &t->metadata_json};
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++) free(*strings[i]);
     rlvr_str_list *lists[] = {&t->public_test_files, &t->hidden_test_files, &t->fail_to_pass, &t->pass_to_pass,
-                              &t->wrong_patches, &t->protected_paths, &t->wrong_answers};
+                              &t->wrong_patches, &t->protected_paths, &t->wrong_answers, &t->judge_run,
+                              &t->editable_paths};
     for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) list_free(lists[i]);
     free(t);
+}
+
+/* ---- the derived allow-list ----------------------------------------------- */
+
+/* Appends `glob` unless the list holds it already. */
+static int add_unique(rlvr_str_list *l, const char *glob) {
+    for (size_t i = 0; i < l->n; i++)
+        if (strcmp(l->items[i], glob) == 0) return 0;
+    char **grown = realloc(l->items, (l->n + 1) * sizeof *grown);
+    if (!grown) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    l->items = grown;
+    if (!(l->items[l->n] = strdup(glob))) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    l->n++;
+    return 0;
+}
+
+/* Copies text to out escaping glob characters; false when it does not fit. */
+static bool glob_escape(char *out, size_t cap, const char *text, size_t len) {
+    size_t k = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (strchr("*?[]\\", text[i])) {
+            if (k + 1 >= cap) return false;
+            out[k++] = '\\';
+        }
+        if (k + 1 >= cap) return false;
+        out[k++] = text[i];
+    }
+    out[k] = '\0';
+    return true;
+}
+
+/* The allow-list glob of one changed file (see rlvr_task_editable_from_patch). */
+static int editable_glob_of(const char *path, size_t len, rlvr_str_list *out) {
+    const char *slash = memrchr(path, '/', len);
+    const char *name = slash ? slash + 1 : path;
+    const char *dot = memrchr(name, '.', len - (size_t)(name - path));
+    char dir[2048], ext[256], glob[2400];
+    size_t dir_len = slash ? (size_t)(slash - path) : 0;
+    if (!glob_escape(dir, sizeof dir, path, dir_len)) return 0;
+    if (dot && dot > name && dot + 1 < path + len) {
+        if (!glob_escape(ext, sizeof ext, dot + 1, (size_t)(path + len - dot - 1))) return 0;
+        snprintf(glob, sizeof glob, "/%s%s*.%s", dir, dir_len ? "/" : "", ext);
+    } else {
+        char whole[2048];
+        if (!glob_escape(whole, sizeof whole, path, len)) return 0;
+        snprintf(glob, sizeof glob, "/%s", whole);
+    }
+    return add_unique(out, glob);
+}
+
+int rlvr_task_editable_from_patch(const char *patch, rlvr_str_list *out) {
+    for (const char *line = patch; line && *line;) {
+        const char *end = strchr(line, '\n');
+        size_t n = end ? (size_t)(end - line) : strlen(line);
+        bool plus = n > 6 && strncmp(line, "+++ b/", 6) == 0, minus = n > 6 && strncmp(line, "--- a/", 6) == 0;
+        if (plus || minus) {
+            const char *p = line + 6;
+            size_t len = n - 6;
+            while (len > 0 && (p[len - 1] == '\r' || p[len - 1] == '\t')) len--;
+            RLVR_TRY(editable_glob_of(p, len, out));
+        }
+        line = end ? end + 1 : NULL;
+    }
+    return 0;
 }
 
 /* ---- reading ------------------------------------------------------------ */
@@ -271,16 +337,41 @@ static int read_public_tests(const reader *r, json_t *root) {
     return check_tree_paths(r, "public_tests.files", &t->public_test_files);
 }
 
+/* hidden_tests.judge: {"build": command, "run": [program, args...]}. */
+static int read_judge(const reader *r, json_t *hid) {
+    rlvr_task *t = r->task;
+    json_t *j = json_object_get(hid, "judge");
+    if (!j) return 0;
+    if (!json_is_object(j)) return field_error(r, "hidden_tests.judge", "must be an object, not %s", json_kind(j));
+    static const char *const keys[] = {"build", "run", NULL};
+    RLVR_TRY(check_keys(r, j, "hidden_tests.judge.", keys));
+    RLVR_TRY(get_string(r, j, "hidden_tests.judge.", "build", true, true, &t->judge_build));
+    RLVR_TRY(get_list(r, j, "hidden_tests.judge.", "run", true, true, false, &t->judge_run));
+    const char *prog = t->judge_run.items[0];
+    if (strchr(prog, '/') || strcmp(prog, ".") == 0 || strcmp(prog, "..") == 0)
+        return field_error(r, "hidden_tests.judge.run", "item 0 \"%s\" must name a program the judge build leaves in "
+                           "$RLVR_JUDGE_DIR (a file name, no '/')", prog);
+    return 0;
+}
+
 static int read_hidden_tests(const reader *r, json_t *root) {
     rlvr_task *t = r->task;
     json_t *hid = json_object_get(root, "hidden_tests");
     if (!hid) return field_error(r, "hidden_tests", "missing");
     if (!json_is_object(hid)) return field_error(r, "hidden_tests", "must be an object, not %s", json_kind(hid));
-    static const char *const keys[] = {"root", "files", "command", NULL};
+    static const char *const keys[] = {"root", "files", "command", "build", "judge", NULL};
     RLVR_TRY(check_keys(r, hid, "hidden_tests.", keys));
     RLVR_TRY(get_string(r, hid, "hidden_tests.", "root", true, true, &t->hidden_root));
     RLVR_TRY(get_list(r, hid, "hidden_tests.", "files", true, true, false, &t->hidden_test_files));
-    RLVR_TRY(get_string(r, hid, "hidden_tests.", "command", true, true, &t->hidden_test_command));
+    RLVR_TRY(read_judge(r, hid));
+    RLVR_TRY(get_string(r, hid, "hidden_tests.", "command", !t->judge_build, true, &t->hidden_test_command));
+    if (t->judge_build && t->hidden_test_command)
+        return field_error(r, "hidden_tests.command",
+                           "is for tasks without a judge (hidden_tests.judge runs the tests; hidden_tests.build builds "
+                           "the code under test)");
+    RLVR_TRY(get_string(r, hid, "hidden_tests.", "build", false, true, &t->hidden_build_command));
+    if (t->hidden_build_command && !t->judge_build)
+        return field_error(r, "hidden_tests.build", "needs hidden_tests.judge (without one, the command builds)");
     RLVR_TRY(check_tree_paths(r, "hidden_tests.files", &t->hidden_test_files));
     t->hidden_root_path = join_path(t->base_dir, t->hidden_root);
     if (!t->hidden_root_path) return no_memory();
@@ -320,6 +411,11 @@ static int read_tests_verifier(const reader *r, json_t *root) {
         if (!looks_like_patch(t->wrong_patches.items[i]))
             return field_error(r, "wrong_patches", "item %zu is not a unified diff (needs ---, +++ and @@ lines)", i);
     RLVR_TRY(get_list(r, root, "", "protected_paths", false, false, false, &t->protected_paths));
+    RLVR_TRY(get_list(r, root, "", "editable_paths", false, true, false, &t->editable_paths));
+    if (t->editable_paths.n == 0) {
+        t->editable_derived = true;
+        return rlvr_task_editable_from_patch(t->reference_patch, &t->editable_paths);
+    }
     return 0;
 }
 
@@ -438,14 +534,14 @@ static int check_id(const reader *r, const char *id) {
 static const char *const top_keys[] = {
     "format",         "id",           "family",       "template",        "split",         "split_key",
     "verifier",       "prompt",       "repository",   "base_commit",     "public_tests",  "hidden_tests",
-    "FAIL_TO_PASS",   "PASS_TO_PASS", "reference_patch", "wrong_patches", "protected_paths", "arith",
-    "reference_answer", "wrong_answers", "tools",     "budgets",         "metadata",      NULL,
+    "FAIL_TO_PASS",   "PASS_TO_PASS", "reference_patch", "wrong_patches", "protected_paths", "editable_paths",
+    "arith",          "reference_answer", "wrong_answers", "tools",     "budgets",       "metadata",      NULL,
 };
 
 /* Fields that belong to one verifier only. */
 static const char *const tests_only[] = {"repository",   "base_commit",     "public_tests",  "hidden_tests",
                                          "FAIL_TO_PASS", "PASS_TO_PASS",    "reference_patch", "wrong_patches",
-                                         "protected_paths", NULL};
+                                         "protected_paths", "editable_paths", NULL};
 static const char *const arith_only[] = {"arith", "reference_answer", "wrong_answers", NULL};
 
 static int read_root(const reader *r, json_t *root) {
@@ -589,12 +685,22 @@ static int tests_json(const rlvr_task *t, json_t *o) {
     RLVR_TRY(set_new(o, "hidden_tests", hid));
     RLVR_TRY(set_new(hid, "root", json_string(t->hidden_root)));
     RLVR_TRY(set_new(hid, "files", list_json(&t->hidden_test_files)));
-    RLVR_TRY(set_new(hid, "command", json_string(t->hidden_test_command)));
+    if (t->judge_build) {
+        json_t *j = json_object();
+        RLVR_TRY(set_new(hid, "judge", j));
+        RLVR_TRY(set_new(j, "build", json_string(t->judge_build)));
+        RLVR_TRY(set_new(j, "run", list_json(&t->judge_run)));
+    } else {
+        RLVR_TRY(set_new(hid, "command", json_string(t->hidden_test_command)));
+    }
+    if (t->hidden_build_command) RLVR_TRY(set_new(hid, "build", json_string(t->hidden_build_command)));
     RLVR_TRY(set_new(o, "FAIL_TO_PASS", list_json(&t->fail_to_pass)));
     RLVR_TRY(set_new(o, "PASS_TO_PASS", list_json(&t->pass_to_pass)));
     RLVR_TRY(set_new(o, "reference_patch", json_string(t->reference_patch)));
     RLVR_TRY(set_new(o, "wrong_patches", list_json(&t->wrong_patches)));
-    return set_new(o, "protected_paths", list_json(&t->protected_paths));
+    RLVR_TRY(set_new(o, "protected_paths", list_json(&t->protected_paths)));
+    if (!t->editable_derived) RLVR_TRY(set_new(o, "editable_paths", list_json(&t->editable_paths)));
+    return 0;
 }
 
 static int arith_json(const rlvr_task *t, json_t *o) {

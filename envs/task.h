@@ -21,6 +21,7 @@
 
 #include "envs/arith.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -77,11 +78,18 @@ typedef struct {
     char *hidden_root;      /* as written: directory holding the hidden files */
     char *hidden_root_path; /* resolved */
     rlvr_str_list hidden_test_files; /* paths in the tree, copied from hidden_root/<same path> */
-    char *hidden_test_command;
+    char *hidden_test_command; /* command mode (NULL in judge mode) */
+    char *judge_build;         /* judge mode: builds the judge from the hidden files (enclave/judge.h) */
+    rlvr_str_list judge_run;   /* judge mode: the program the judge build left, then its arguments */
+    char *hidden_build_command;/* judge mode, optional: builds the code under test in the enclave */
     rlvr_str_list fail_to_pass, pass_to_pass;
     char *reference_patch;
     rlvr_str_list wrong_patches;
     rlvr_str_list protected_paths;   /* path globs a patch must not touch (docs/TASKS.md) */
+    rlvr_str_list editable_paths;    /* the allow-list: globs of what a patch may change or create
+                                        (enclave/diffgate.h); when the spec gives none, derived from
+                                        the reference patch (editable_derived) */
+    bool editable_derived;           /* editable_paths came from the reference patch: not written back */
 
     /* verifier "arith" */
     rlvr_arith_problem arith;
@@ -107,6 +115,13 @@ int rlvr_task_to_json(const rlvr_task *task, int indent, char **out);
 
 /* Writes the spec to `path` (pretty-printed, trailing newline). */
 int rlvr_task_write_file(const rlvr_task *task, const char *path);
+
+/* The allow-list a task without editable_paths gets: for every file the
+ * reference patch changes, creates or deletes, the files with its extension
+ * in its directory ("/src/" then "*.c"; an exact path when it has no
+ * extension).
+ * Tasks mined from repositories thus get a list as narrow as their fix. */
+int rlvr_task_editable_from_patch(const char *patch, rlvr_str_list *out);
 
 /* The run's budgets with the task's non-zero values taking precedence. */
 void rlvr_task_budgets_resolve(const rlvr_task_budgets *task, const rlvr_task_budgets *run, rlvr_task_budgets *out);

@@ -1,5 +1,7 @@
 /* Every generated bugfix-c task is distinguishable, checked directly with
- * make and git (no enclave): the untouched repository fails its public test
+ * make and git (no enclave; the judge is built as the enclave builds it,
+ * from the hidden files, and run on the runner the task's build makes): the
+ * untouched repository fails its public test
  * (exactly one failing case) and its hidden FAIL_TO_PASS tests while the
  * PASS_TO_PASS tests pass; the reference patch applies (git apply --check)
  * and passes everything, also in a shuffled order; every wrong patch applies
@@ -116,12 +118,38 @@ static bool apply_patch(const rlvr_task *task, const char *tree, const char *pat
 }
 
 static int run_in(const char *tree, const char *command, tap *t) {
-    char cmd[16384], *out = NULL;
+    char cmd[40000], *out = NULL;
     snprintf(cmd, sizeof cmd, "cd %s && %s", tree, command);
     int rc = run_cmd(cmd, &out);
     parse_tap(out, t);
     free(out);
     return rc;
+}
+
+/* The judge, built once per task in `base` (a copy with the hidden files)
+ * into work/judge; "" when the build failed. */
+static char judge_path[16384];
+
+static void build_judge(const rlvr_task *task, const char *work, const char *base) {
+    char cmd[32768], *out = NULL;
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/judge && cd %s && RLVR_JUDGE_DIR=%s/judge sh -c '%s'", work, base, work,
+             task->judge_build);
+    int rc = run_cmd(cmd, &out);
+    EXPECT(rc == 0, "judge build \"%s\" failed: %s", task->judge_build, out ? out : "");
+    free(out);
+    snprintf(judge_path, sizeof judge_path, "%s/judge/%s", work, task->judge_run.items[0]);
+    if (rc != 0) judge_path[0] = '\0';
+}
+
+/* The hidden tests in `tree` as the enclave runs them: the build of the code
+ * under test, then the judge (`env`: assignments before it, may be ""). */
+static int run_hidden(const rlvr_task *task, const char *tree, const char *env, tap *t) {
+    char cmd[32768];
+    size_t n = (size_t)snprintf(cmd, sizeof cmd, "%s >/dev/null 2>&1 && %s %s", task->hidden_build_command, env,
+                                judge_path);
+    for (size_t i = 1; i < task->judge_run.n && n < sizeof cmd; i++)
+        n += (size_t)snprintf(cmd + n, sizeof cmd - n, " %s", task->judge_run.items[i]);
+    return run_in(tree, cmd, t);
 }
 
 static void check_complete(const rlvr_task *task, const tap *t, const char *what) {
@@ -135,7 +163,9 @@ static void check_task(const rlvr_task *task, const char *work) {
     tap t;
     /* the untouched repository */
     fresh_copy(task, work, "base", tree, sizeof tree);
-    int rc = run_in(tree, "make -s test", &t);
+    build_judge(task, work, tree);
+    if (!judge_path[0]) return;
+    int rc = run_in(tree, task->public_test_command, &t);
     EXPECT(rc != 0 && t.failed == 1 && t.lines == t.plan && t.plan >= 1,
            "public tests on the base: exit %d, %d of %d failed (want exactly one)", rc, t.failed, t.lines);
     for (int i = 0; i < t.lines; i++)
@@ -144,7 +174,7 @@ static void check_task(const rlvr_task *task, const char *work) {
             for (size_t k = 0; k < task->fail_to_pass.n; k++) listed |= strcmp(task->fail_to_pass.items[k], t.names[i]) == 0;
             EXPECT(listed, "public failing test %s is not in FAIL_TO_PASS", t.names[i]);
         }
-    rc = run_in(tree, task->hidden_test_command, &t);
+    rc = run_hidden(task, tree, "", &t);
     EXPECT(rc != 0, "hidden tests pass on the untouched repository");
     check_complete(task, &t, "base");
     for (size_t k = 0; k < task->fail_to_pass.n; k++)
@@ -157,10 +187,10 @@ static void check_task(const rlvr_task *task, const char *work) {
     /* the reference patch */
     fresh_copy(task, work, "reference", tree, sizeof tree);
     if (apply_patch(task, tree, task->reference_patch, "reference patch")) {
-        rc = run_in(tree, task->hidden_test_command, &t);
+        rc = run_hidden(task, tree, "", &t);
         EXPECT(rc == 0 && t.failed == 0, "reference: hidden tests exit %d, %d failed", rc, t.failed);
         check_complete(task, &t, "reference");
-        rc = run_in(tree, "RLVR_TEST_SEED=12345 ./build/hidden", &t);
+        rc = run_hidden(task, tree, "RLVR_TEST_SEED=12345", &t);
         EXPECT(rc == 0 && t.failed == 0, "reference: shuffled hidden tests exit %d, %d failed", rc, t.failed);
         check_complete(task, &t, "reference, shuffled");
         /* the enclave's contract: TAP on $RLVR_RESULTS_FD, order from $RLVR_TEST_ORDER */
@@ -170,7 +200,7 @@ static void check_task(const rlvr_task *task, const char *work) {
             n += (size_t)snprintf(cmd + n, sizeof cmd - n, "%s ", task->pass_to_pass.items[k]);
         for (size_t k = 0; k < task->fail_to_pass.n && n < sizeof cmd; k++)
             n += (size_t)snprintf(cmd + n, sizeof cmd - n, "%s ", task->fail_to_pass.items[k]);
-        snprintf(cmd + n, sizeof cmd - n, "' RLVR_RESULTS_FD=3 ./build/hidden 3>&1 >/dev/null");
+        snprintf(cmd + n, sizeof cmd - n, "' RLVR_RESULTS_FD=3 %s build/runner 3>&1 >/dev/null", judge_path);
         rc = run_in(tree, cmd, &t);
         EXPECT(rc == 0 && t.failed == 0, "reference: ordered hidden tests exit %d, %d failed", rc, t.failed);
         check_complete(task, &t, "reference, ordered");
@@ -189,7 +219,7 @@ static void check_task(const rlvr_task *task, const char *work) {
         snprintf(what, sizeof what, "wrong patch %zu", w);
         fresh_copy(task, work, name, tree, sizeof tree);
         if (!apply_patch(task, tree, task->wrong_patches.items[w], what)) continue;
-        rc = run_in(tree, task->hidden_test_command, &t);
+        rc = run_hidden(task, tree, "", &t);
         EXPECT(rc != 0 && t.failed >= 1, "%s passes the hidden tests", what);
         check_complete(task, &t, what);
     }

@@ -214,6 +214,28 @@ SUBSET(timeout_negative, "budgets", "tool_timeout_s", json_real(-1))
 SUBSET(malformed_zero, "budgets", "malformed_calls", json_integer(0))
 SUBSET(malformed_real, "budgets", "malformed_calls", json_real(1.5))
 SUBSET(budget_unknown, "budgets", "tokens", json_integer(5))
+SUBSET(build_without_judge, "hidden_tests", "build", json_string("make runner"))
+SUBSET(judge_not_object, "hidden_tests", "judge", json_string("cc judge.c"))
+SUBSET(judge_with_command, "hidden_tests", "judge", json_pack("{s:s, s:[s]}", "build", "cc -o j t.c", "run", "j"))
+SET(editable_empty, "editable_paths", json_array())
+SET(editable_not_list, "editable_paths", json_string("*.c"))
+
+/* judge mode: no hidden_tests.command */
+static void judge_with_path(json_t *r) {
+    json_t *h = json_object_get(r, "hidden_tests");
+    json_object_del(h, "command");
+    json_object_set_new(h, "judge", json_pack("{s:s, s:[s]}", "build", "cc -o j t.c", "run", "bin/j"));
+}
+static void judge_without_run(json_t *r) {
+    json_t *h = json_object_get(r, "hidden_tests");
+    json_object_del(h, "command");
+    json_object_set_new(h, "judge", json_pack("{s:s}", "build", "cc -o j t.c"));
+}
+static void judge_unknown_key(json_t *r) {
+    json_t *h = json_object_get(r, "hidden_tests");
+    json_object_del(h, "command");
+    json_object_set_new(h, "judge", json_pack("{s:s, s:[s], s:s}", "build", "cc", "run", "j", "bulid", "x"));
+}
 SUBSET(policy_over_context, "budgets", "policy_tokens", json_integer(5000))
 
 static void test_malformed_tests_spec(void) {
@@ -269,6 +291,72 @@ static void test_malformed_tests_spec(void) {
     expect_refusal(b, "malformed real", malformed_real, "field \"budgets.malformed_calls\"", "an integer");
     expect_refusal(b, "budget unknown", budget_unknown, "field \"budgets.tokens\"", NULL);
     expect_refusal(b, "policy > context", policy_over_context, "field \"budgets.policy_tokens\"", "context_tokens");
+    expect_refusal(b, "build without a judge", build_without_judge, "field \"hidden_tests.build\"",
+                   "needs hidden_tests.judge");
+    expect_refusal(b, "judge type", judge_not_object, "field \"hidden_tests.judge\" must be an object", NULL);
+    expect_refusal(b, "judge and command", judge_with_command, "field \"hidden_tests.command\"", "without a judge");
+    expect_refusal(b, "judge path", judge_with_path, "field \"hidden_tests.judge.run\"", "no '/'");
+    expect_refusal(b, "judge run", judge_without_run, "field \"hidden_tests.judge.run\" missing", NULL);
+    expect_refusal(b, "judge key", judge_unknown_key, "field \"hidden_tests.judge.bulid\"", "did you mean");
+    expect_refusal(b, "editable empty", editable_empty, "field \"editable_paths\" must not be empty", NULL);
+    expect_refusal(b, "editable type", editable_not_list, "field \"editable_paths\"", "array of strings");
+}
+
+/* Judge mode and the allow-list: loaded, written back as given; a task
+ * without editable_paths gets one from its reference patch, never written. */
+static void test_judge_and_editable(void) {
+    json_error_t jerr;
+    json_t *root = json_loads(good_tests_spec, 0, &jerr);
+    json_t *h = json_object_get(root, "hidden_tests");
+    json_object_del(h, "command");
+    json_object_set_new(h, "judge", json_pack("{s:s, s:[s,s]}", "build", "cc -o \"$RLVR_JUDGE_DIR/j\" tests/hidden.c",
+                                              "run", "j", "build/runner"));
+    json_object_set_new(h, "build", json_string("make -f Makefile build/runner"));
+    json_object_set_new(root, "editable_paths", json_pack("[s,s]", "/*.c", "src/"));
+    char *text = json_dumps(root, 0);
+    json_decref(root);
+    rlvr_task *t = NULL, *u = NULL;
+    CHECK_OK(rlvr_task_parse(&t, text, strlen(text), "judge.json", dir));
+    free(text);
+    if (!t) return;
+    CHECK(!t->hidden_test_command && t->judge_build && strstr(t->judge_build, "RLVR_JUDGE_DIR"));
+    CHECK(t->judge_run.n == 2 && strcmp(t->judge_run.items[1], "build/runner") == 0);
+    CHECK(strcmp(t->hidden_build_command, "make -f Makefile build/runner") == 0);
+    CHECK(t->editable_paths.n == 2 && !t->editable_derived);
+    char *a = NULL, *b = NULL;
+    CHECK_OK(rlvr_task_to_json(t, 0, &a));
+    CHECK(a && strstr(a, "\"editable_paths\":[\"/*.c\",\"src/\"]") && strstr(a, "\"judge\""));
+    if (a) CHECK_OK(rlvr_task_parse(&u, a, strlen(a), "again", dir));
+    if (u) CHECK_OK(rlvr_task_to_json(u, 0, &b));
+    CHECK(a && b && strcmp(a, b) == 0);
+    free(a);
+    free(b);
+    rlvr_task_free(u);
+    rlvr_task_free(t);
+
+    /* derived from the reference patch (lib.c): the C files at the top */
+    CHECK_OK(rlvr_task_parse(&t, good_tests_spec, strlen(good_tests_spec), "good.json", dir));
+    if (t) {
+        CHECK(t->editable_derived && t->editable_paths.n == 1 && strcmp(t->editable_paths.items[0], "/*.c") == 0);
+        CHECK_OK(rlvr_task_to_json(t, 0, &a));
+        CHECK(a && !strstr(a, "editable_paths"));
+        free(a);
+    }
+    rlvr_task_free(t);
+    rlvr_str_list l = {0};
+    CHECK_OK(rlvr_task_editable_from_patch("diff --git a/src/a/b.py b/src/a/b.py\n--- a/src/a/b.py\n+++ b/src/a/b.py\n"
+                                           "@@ -1 +1 @@\n-x\n+y\n"
+                                           "--- a/Makefile\n+++ /dev/null\n@@ -1 +0,0 @@\n-all:\n"
+                                           "--- /dev/null\n+++ b/src/a/c.py\n@@ -0,0 +1 @@\n+z\n"
+                                           "--- a/.envrc\n+++ b/.envrc\n@@ -1 +1 @@\n-a\n+b\n"
+                                           "--- a/x[1]/y.c\n+++ b/x[1]/y.c\n@@ -1 +1 @@\n-a\n+b\n",
+                                           &l));
+    const char *want[] = {"/src/a/*.py", "/Makefile", "/.envrc", "/x\\[1\\]/*.c"};
+    CHECK_MSG(l.n == 4, "%zu globs", l.n);
+    for (size_t i = 0; i < l.n && i < 4; i++)
+        CHECK_MSG(strcmp(l.items[i], want[i]) == 0, "glob %zu: %s, want %s", i, l.items[i], want[i]);
+    for (size_t i = 0; i < l.n; i++) free(l.items[i]);
+    free(l.items);
 }
 
 SUBSET(arith_kind_bad, "arith", "kind", json_string("algebra"))
@@ -343,6 +431,7 @@ int main(void) {
     test_malformed_tests_spec();
     test_malformed_arith_spec();
     test_not_json();
+    test_judge_and_editable();
     test_split_names();
     rm_rf(dir);
     free(dir);
