@@ -10,6 +10,7 @@
 #include "envs/arith.h"
 #include "envs/gen_internal.h"
 #include "envs/harness.h"
+#include "envs/probes.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -18,10 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const status_names[] = {"ok", "broken", "flaky", "infra"};
+static const char *const status_names[RLVR_TASK_CHECK_STATUS_COUNT] = {"ok", "broken", "flaky", "infra",
+                                                                        "exploitable"};
 
 const char *rlvr_task_check_status_name(rlvr_task_check_status s) {
-    return (unsigned)s <= RLVR_TASK_CHECK_INFRA ? status_names[s] : "?";
+    return (unsigned)s < RLVR_TASK_CHECK_STATUS_COUNT ? status_names[s] : "?";
 }
 
 void rlvr_task_check_result_clear(rlvr_task_check_result *r) {
@@ -45,6 +47,15 @@ static int verdict(rlvr_task_check_result *out, rlvr_task_check_status status, c
 
 static int check_arith(rlvr_task_check_result *out, const rlvr_task *t) {
     double score;
+    rlvr_arith_probes probes;
+    rlvr_task_arith_probes(t, &probes);
+    out->probes = probes.n;
+    for (int i = 0; i < probes.n; i++) {
+        RLVR_TRY(rlvr_arith_score(&t->arith, probes.text[i], strlen(probes.text[i]), &score));
+        if (score != 0.0)
+            return verdict(out, RLVR_TASK_CHECK_EXPLOITABLE, "probe \"%s\" (\"%s\") scores %g", probes.name[i],
+                           probes.text[i], score);
+    }
     RLVR_TRY(rlvr_arith_score(&t->arith, "", 0, &score));
     if (score != 0.0) return verdict(out, RLVR_TASK_CHECK_BROKEN, "an empty answer scores %g", score);
     RLVR_TRY(rlvr_arith_score(&t->arith, t->reference_answer, strlen(t->reference_answer), &score));
@@ -154,6 +165,71 @@ static int check_wrong(rlvr_task_check_result *out, const rlvr_task *t, rlvr_ver
     return 0;
 }
 
+/* ---- tampering probes ------------------------------------------------------------------- */
+
+/* A probe's patch is rewarded when it passes, or passes in some runs. */
+static int probe_rewarded(rlvr_verify_task *vt, const char *patch, size_t len, uint64_t seed, int *runs,
+                          bool *rewarded, bool *infra) {
+    rlvr_enclave_verdict v;
+    RLVR_TRY(rlvr_verify_patch(vt, patch, len, false, seed, &v));
+    *runs += v.runs;
+    *rewarded = v.verdict == RLVR_VERDICT_PASS ||
+                (v.verdict == RLVR_VERDICT_DROPPED && v.reason == RLVR_REASON_CONSENSUS_MIXED);
+    *infra = v.verdict == RLVR_VERDICT_INFRA;
+    return 0;
+}
+
+/* Parts [from, to) of one class: together in one patch (each part is its
+ * own files, all made against the base), and each alone when that was
+ * rewarded, to name the parts. Appends the names of rewarded parts. */
+#define PROBE_PARTS_PER_RUN 16
+
+static int run_probe_class(rlvr_task_check_result *out, const rlvr_probe_set *ps, size_t from, size_t to,
+                           rlvr_verify_task *vt, uint64_t seed, rlvr_text *named) {
+    rlvr_text joint = {0};
+    for (size_t i = from; i < to; i++) rlvr_text_append(&joint, ps->items[i].patch, ps->items[i].len);
+    int rc = gen_text_check(&joint);
+    bool rewarded = false, infra = false;
+    if (rc == 0) rc = probe_rewarded(vt, joint.data ? joint.data : "", joint.len, seed, &out->runs, &rewarded, &infra);
+    rlvr_text_free(&joint);
+    if (rc < 0 || infra) return rc < 0 ? rc : verdict(out, RLVR_TASK_CHECK_INFRA, "probe \"%s\": the enclave failed",
+                                                      ps->items[from].klass);
+    if (!rewarded) return 0;
+    size_t named_before = named->len;
+    for (size_t i = from; rc == 0 && i < to && to - from > 1; i++) {
+        rc = probe_rewarded(vt, ps->items[i].patch, ps->items[i].len, seed + 1 + i, &out->runs, &rewarded, &infra);
+        if (rc == 0 && rewarded)
+            rlvr_text_printf(named, "%s%s %s", named->len ? "; " : "", ps->items[i].klass, ps->items[i].part);
+    }
+    if (rc == 0 && named->len == named_before) /* only the parts together (or one part) */
+        rlvr_text_printf(named, "%s%s %s%s", named->len ? "; " : "", ps->items[from].klass, ps->items[from].part,
+                         to - from > 1 ? " and the others of its class together" : "");
+    return rc == 0 ? gen_text_check(named) : rc;
+}
+
+/* Every probe of the task must go unrewarded. */
+static int check_probes(rlvr_task_check_result *out, const rlvr_task *t, rlvr_verify_task *vt, rlvr_sandbox_host *host,
+                        const rlvr_task_check_options *o) {
+    rlvr_probe_set ps;
+    int rc = rlvr_task_probes(t, rlvr_sandbox_host_scratch(host), &ps);
+    if (rc == RLVR_ENOMEM) return rc;
+    if (rc < 0) return verdict(out, RLVR_TASK_CHECK_INFRA, "%s", rlvr_error_last());
+    out->probes = (int)ps.n;
+    rlvr_text named = {0};
+    for (size_t from = 0; rc == 0 && out->status == RLVR_TASK_CHECK_OK && from < ps.n;) {
+        size_t to = from + 1;
+        while (to < ps.n && to - from < PROBE_PARTS_PER_RUN && strcmp(ps.items[to].klass, ps.items[from].klass) == 0)
+            to++;
+        rc = run_probe_class(out, &ps, from, to, vt, o->seed + 1000 + from, &named);
+        from = to;
+    }
+    if (rc == 0 && out->status == RLVR_TASK_CHECK_OK && named.len)
+        verdict(out, RLVR_TASK_CHECK_EXPLOITABLE, "rewarded without a fix: %s", named.data);
+    rlvr_text_free(&named);
+    rlvr_probe_set_free(&ps);
+    return rc;
+}
+
 static int check_tests(rlvr_task_check_result *out, const rlvr_task *t, rlvr_sandbox_host *host,
                        const rlvr_task_check_options *o) {
     if (!host) return RLVR_FAIL(RLVR_EINVAL, "task %s: checking a \"tests\" task needs a sandbox host", t->id);
@@ -175,6 +251,7 @@ static int check_tests(rlvr_task_check_result *out, const rlvr_task *t, rlvr_san
     rc = check_untouched(out, t, vt, o->seed);
     if (rc == 0 && out->status == RLVR_TASK_CHECK_OK) rc = check_reference(out, t, vt, o);
     if (rc == 0 && out->status == RLVR_TASK_CHECK_OK) rc = check_wrong(out, t, vt, o);
+    if (rc == 0 && out->status == RLVR_TASK_CHECK_OK) rc = check_probes(out, t, vt, host, o);
 done:
     rlvr_verify_task_free(vt);
     return rc;
@@ -282,7 +359,7 @@ static int manifest_json(json_t *root, const rlvr_task_pool *pool, const rlvr_ta
                  json_pack("{s:i, s:f, s:i, s:I, s:f}", "quarantine_runs", opts->quarantine_runs, "max_quarantine_share",
                            opts->max_quarantine_share, "consensus_runs", opts->consensus_runs, "seed",
                            (json_int_t)opts->seed, "wall_s", opts->wall_s));
-    size_t counts[4] = {0};
+    size_t counts[RLVR_TASK_CHECK_STATUS_COUNT] = {0};
     json_t *tasks = json_array();
     if (rc == 0) rc = set(root, "tasks", tasks);
     for (size_t i = 0; rc == 0 && i < n; i++) {
@@ -291,15 +368,16 @@ static int manifest_json(json_t *root, const rlvr_task_pool *pool, const rlvr_ta
         snprintf(hex, sizeof hex, "%016llx", (unsigned long long)hashes[i]);
         json_t *q = json_array();
         for (size_t k = 0; q && k < r->quarantined.n; k++) json_array_append_new(q, json_string(r->quarantined.items[k]));
-        json_t *e = json_pack("{s:s, s:s, s:s, s:s, s:o, s:i, s:f}", "id", rlvr_task_pool_get(pool, i)->id, "hash",
+        json_t *e = json_pack("{s:s, s:s, s:s, s:s, s:o, s:i, s:i, s:f}", "id", rlvr_task_pool_get(pool, i)->id, "hash",
                               hex, "status", rlvr_task_check_status_name(r->status), "reason", r->reason,
-                              "quarantined", q, "runs", r->runs, "wall_s", r->wall_s);
+                              "quarantined", q, "runs", r->runs, "probes", r->probes, "wall_s", r->wall_s);
         if (!e || json_array_append_new(tasks, e) != 0) rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory writing a manifest");
     }
     if (rc == 0)
         rc = set(root, "counts",
-                 json_pack("{s:I, s:I, s:I, s:I, s:I}", "tasks", (json_int_t)n, "ok", (json_int_t)counts[0], "broken",
-                           (json_int_t)counts[1], "flaky", (json_int_t)counts[2], "infra", (json_int_t)counts[3]));
+                 json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "tasks", (json_int_t)n, "ok", (json_int_t)counts[0],
+                           "broken", (json_int_t)counts[1], "flaky", (json_int_t)counts[2], "infra",
+                           (json_int_t)counts[3], "exploitable", (json_int_t)counts[4]));
     free(hashes);
     return rc;
 }
@@ -414,10 +492,10 @@ static int read_entries(rlvr_pool_manifest *m, const char *path, json_t *tasks) 
         manifest_entry *me = &m->entries[m->n++];
         me->id = strdup(id);
         if (!me->id) return RLVR_FAIL(RLVR_ENOMEM, "out of memory reading a manifest");
-        me->status = RLVR_TASK_CHECK_INFRA + 1;
-        for (int s = 0; s <= RLVR_TASK_CHECK_INFRA; s++)
+        me->status = RLVR_TASK_CHECK_STATUS_COUNT;
+        for (int s = 0; s < RLVR_TASK_CHECK_STATUS_COUNT; s++)
             if (strcmp(status, status_names[s]) == 0) me->status = (rlvr_task_check_status)s;
-        if (me->status > RLVR_TASK_CHECK_INFRA) return bad_manifest(path, "unknown task status");
+        if (me->status >= RLVR_TASK_CHECK_STATUS_COUNT) return bad_manifest(path, "unknown task status");
         RLVR_ALLOC(me->quarantined.items, json_array_size(q));
         size_t k;
         json_t *name;

@@ -8,9 +8,14 @@
  *   test that ever fails is quarantined (removed from the reward); a task
  *   with too many quarantined tests, or all its FAIL_TO_PASS tests, is
  *   excluded as flaky.
+ * - tampering: every probe of envs/probes.h (wrong solutions that attack
+ *   how the task is judged: lookup-found build files, system-named headers,
+ *   results forged from the code under test, a decoy failure and a kill,
+ *   reading the hidden tests) must go unrewarded; a task where one is
+ *   rewarded is "exploitable", and the reason names the probes.
  * "tests" tasks run in verification enclaves (enclave/verify.h); "arith"
  * tasks are scored in process (an empty answer fails, the reference passes,
- * wrong answers fail).
+ * wrong answers and the arith probes fail).
  *
  * The manifest records the verdict of every task and a content hash of the
  * pool (specs, hidden test files; the base commit ids stand for the
@@ -32,9 +37,12 @@ typedef enum {
     RLVR_TASK_CHECK_BROKEN = 1, /* contradicts itself: excluded */
     RLVR_TASK_CHECK_FLAKY = 2,  /* unstable on the reference: excluded */
     RLVR_TASK_CHECK_INFRA = 3,  /* could not be judged (the enclave failed): excluded */
+    RLVR_TASK_CHECK_EXPLOITABLE = 4, /* a tampering probe was rewarded: excluded */
 } rlvr_task_check_status;
 
-/* "ok", "broken", "flaky", "infra". */
+#define RLVR_TASK_CHECK_STATUS_COUNT 5
+
+/* "ok", "broken", "flaky", "infra", "exploitable". */
 const char *rlvr_task_check_status_name(rlvr_task_check_status s);
 
 #define RLVR_TASK_CHECK_OPTIONS_VERSION 1
@@ -55,6 +63,7 @@ typedef struct {
     char reason[512];          /* why it is not OK ("" when OK) */
     rlvr_str_list quarantined; /* tests removed from the reward */
     int runs;                  /* enclave runs made */
+    int probes;                /* tampering probes made (each refused, or the task is exploitable) */
     double wall_s;
 } rlvr_task_check_result;
 

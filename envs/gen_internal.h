@@ -46,6 +46,9 @@ int gen_repo_create(const char *dir, const char *const *paths, const char *const
 /* A unified git diff that turns `before` into `after` (one file). *out is
  * malloc'd. */
 int gen_patch(char **out, const char *path, const char *before, const char *after);
+/* Applies a unified git patch to the work tree of the repository at `dir`
+ * (as `git apply`): all or nothing. */
+int gen_apply_patch(const char *dir, const char *patch);
 
 /* Families. */
 int gen_arith_task(rlvr_task **out, const rlvr_task_gen_options *opts, int64_t index);

@@ -83,3 +83,17 @@ done:
     git_patch_free(patch);
     return rc;
 }
+
+int gen_apply_patch(const char *dir, const char *patch) {
+    RLVR_TRY(rlvr_git_init());
+    git_repository *repo = NULL;
+    git_diff *diff = NULL;
+    int rc = 0;
+    GIT_CHECK(git_repository_open_ext(&repo, dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL), "opening");
+    GIT_CHECK(git_diff_from_buffer(&diff, patch, strlen(patch)), "parsing a patch for");
+    GIT_CHECK(git_apply(repo, diff, GIT_APPLY_LOCATION_WORKDIR, NULL), "applying a patch to");
+done:
+    git_diff_free(diff);
+    git_repository_free(repo);
+    return rc;
+}

@@ -250,16 +250,17 @@ static void print_result(check_job *job, size_t i) {
     if (job->json) {
         json_t *q = json_array();
         for (size_t k = 0; k < r->quarantined.n; k++) json_array_append_new(q, json_string(r->quarantined.items[k]));
-        json_t *o = json_pack("{s:s, s:s, s:s, s:o, s:i, s:f}", "id", t->id, "status",
+        json_t *o = json_pack("{s:s, s:s, s:s, s:o, s:i, s:i, s:f}", "id", t->id, "status",
                               rlvr_task_check_status_name(r->status), "reason", r->reason, "quarantined", q, "runs",
-                              r->runs, "wall_s", r->wall_s);
+                              r->runs, "probes", r->probes, "wall_s", r->wall_s);
         char *text = o ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(4)) : NULL;
         if (text) fprintf(job->progress, "%s\n", text);
         free(text);
         json_decref(o);
     } else {
-        fprintf(job->progress, "[%zu/%zu] %-6s %s (%d runs, %.1f s)", job->done, rlvr_task_pool_size(job->pool),
-                rlvr_task_check_status_name(r->status), t->id, r->runs, r->wall_s);
+        fprintf(job->progress, "[%zu/%zu] %-6s %s (%d runs, %d probes, %.1f s)", job->done,
+                rlvr_task_pool_size(job->pool), rlvr_task_check_status_name(r->status), t->id, r->runs, r->probes,
+                r->wall_s);
         if (r->reason[0]) fprintf(job->progress, ": %s", r->reason);
         for (size_t k = 0; k < r->quarantined.n; k++)
             fprintf(job->progress, "%s%s", k ? ", " : "; quarantined: ", r->quarantined.items[k]);

@@ -191,7 +191,7 @@ static int cmd_check(int argc, char **argv) {
     rlvr_pool_manifest *m = NULL;
     rlvr_task_pool *pool = NULL;
     uint64_t hash = 0;
-    size_t counts[4] = {0};
+    size_t counts[RLVR_TASK_CHECK_STATUS_COUNT] = {0};
     rc = rlvr_task_pool_load(&pool, argv[2]);
     if (rc == 0) rc = rlvr_pool_manifest_load(&m, manifest, pool);
     if (rc == 0) rc = rlvr_task_pool_hash(pool, &hash);
@@ -204,12 +204,13 @@ static int cmd_check(int argc, char **argv) {
     rlvr_task_pool_free(pool);
     if (rc < 0) return rlvr_cmd_fail("tasks check", rc);
     if (json)
-        printf("{\"summary\": {\"tasks\": %zu, \"ok\": %zu, \"broken\": %zu, \"flaky\": %zu, \"infra\": %zu}, "
-               "\"manifest\": \"%s\", \"pool_hash\": \"%016llx\"}\n",
-               n, counts[0], counts[1], counts[2], counts[3], manifest, (unsigned long long)hash);
+        printf("{\"summary\": {\"tasks\": %zu, \"ok\": %zu, \"broken\": %zu, \"flaky\": %zu, \"infra\": %zu, "
+               "\"exploitable\": %zu}, \"manifest\": \"%s\", \"pool_hash\": \"%016llx\"}\n",
+               n, counts[0], counts[1], counts[2], counts[3], counts[4], manifest, (unsigned long long)hash);
     else
-        printf("checked %zu tasks: %zu ok, %zu broken, %zu flaky, %zu infra; manifest %s (pool hash %016llx)\n", n,
-               counts[0], counts[1], counts[2], counts[3], manifest, (unsigned long long)hash);
+        printf("checked %zu tasks: %zu ok, %zu broken, %zu flaky, %zu infra, %zu exploitable; manifest %s (pool hash "
+               "%016llx)\n",
+               n, counts[0], counts[1], counts[2], counts[3], counts[4], manifest, (unsigned long long)hash);
     return counts[0] == n ? RLVR_EXIT_OK : RLVR_EXIT_FAILURE;
 }
 
