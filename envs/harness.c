@@ -862,7 +862,11 @@ int rlvr_harness_verify(rlvr_harness_job *job, rlvr_verify_task *vt, uint64_t se
     RLVR_TRY(rlvr_verify_patch(vt, job->patch ? job->patch : "", job->patch_len, job->public_tests_changed, seed, &v));
     r->verdict = v.verdict;
     r->verdict_reason = v.reason;
-    r->reward.outcome = v.verdict == RLVR_VERDICT_PASS ? 1.0f : 0.0f;
+    /* the check's own score: partial credit only where every test result
+     * comes from a judge the code under test cannot reach */
+    r->reward.outcome = v.verdict == RLVR_VERDICT_PASS                                  ? 1.0f
+                        : v.verdict == RLVR_VERDICT_FAIL && rlvr_verify_task_judged(vt) ? v.partial
+                                                                                        : 0.0f;
     r->timings.verify_s += v.wall_s;
     return 0;
 }

@@ -19,6 +19,7 @@ typedef struct {
     size_t len;
     rlvr_verdict verdict;
     int32_t reason;
+    float outcome; /* the check's score (partial credit where sealed) */
 } cached_verdict;
 
 typedef struct {
@@ -53,7 +54,7 @@ static int cache_add(task_verifier *v, const char *patch, size_t len, uint64_t h
     if (!copy) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
     memcpy(copy, patch, len);
     copy[len] = 0;
-    v->cache[v->n_cache++] = (cached_verdict){h, copy, len, r->verdict, r->verdict_reason};
+    v->cache[v->n_cache++] = (cached_verdict){h, copy, len, r->verdict, r->verdict_reason, r->reward.outcome};
     return 0;
 }
 
@@ -176,7 +177,7 @@ static int verify_one(rlvr_verifiers *vs, rlvr_harness_job *j, size_t pool_index
     if (c) {
         r->verdict = c->verdict;
         r->verdict_reason = c->reason;
-        r->reward.outcome = c->verdict == RLVR_VERDICT_PASS ? 1.0f : 0.0f;
+        r->reward.outcome = c->outcome;
         counts->cached++;
         return 0;
     }

@@ -125,11 +125,10 @@ int rlvr_rl_reward(rlvr_reward *out, const rlvr_reward_input *in, const rlvr_rew
             format = in->format;
             break;
         case RLVR_VERDICT_FAIL:
-            if (c->outcome == RLVR_OUTCOME_PARTIAL && in->partial_sealed && in->tests_total > 0) {
-                if (in->tests_passed < 0 || in->tests_passed > in->tests_total)
-                    return RLVR_FAIL(RLVR_EINVAL, "reward: %d of %d tests passed", in->tests_passed,
-                                     in->tests_total);
-                outcome = (double)in->tests_passed / (double)in->tests_total;
+            if (c->outcome == RLVR_OUTCOME_PARTIAL && in->partial_sealed) {
+                if (!(in->partial >= 0.0 && in->partial <= 1.0))
+                    return RLVR_FAIL(RLVR_EINVAL, "reward: partial credit %g outside [0, 1]", in->partial);
+                outcome = in->partial;
             }
             format = in->format;
             break;

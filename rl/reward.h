@@ -7,7 +7,7 @@
  * R_outcome ∈ {0, 1} comes from the decisive check (the verifier's verdict),
  * or, with partial credit, the fraction of sealed tests passed — only for a
  * rollout whose partial checks are as sealed as the whole (the caller says
- * so per rollout). R_format ∈ [0, 1] is the share of tool calls that parsed
+ * so per rollout: tasks verified by a judge, enclave/verify.h). R_format ∈ [0, 1] is the share of tool calls that parsed
  * against their schema. |τ_gen| counts policy tokens only.
  *
  * Shaping may never reorder success and failure. rlvr_rl_reward_config_check
@@ -59,7 +59,7 @@ typedef struct {
 typedef struct {
     rlvr_verdict verdict;
     rlvr_stop_reason stop;
-    int32_t tests_passed, tests_total; /* sealed tests, for partial credit */
+    double partial;                    /* the fraction of sealed tests the failed rollout passed, [0, 1] */
     bool partial_sealed;               /* every partial check is as sealed as the whole */
     double format;                     /* R_format ∈ [0, 1] */
     int64_t policy_tokens;             /* |τ_gen| ≤ max_tokens */

@@ -13,7 +13,8 @@
 #   - refusal: a layout that does not add up to -np (trainer > 1 runs data
 #     parallel: test_train_dp.sh);
 #   - bugfix-c (verification in enclaves, 2 verifier ranks, after a short
-#     sft): one process and -np 4 (1/2/1) end bit-identical.
+#     sft): one process and -np 4 (1/2/1) end bit-identical, also with
+#     [reward] outcome = partial, whose failed rollouts score a fraction.
 # Usage: test_train_mpi.sh RLVR MPIEXEC [PYTHON]
 set -euo pipefail
 # shellcheck source=tests/lib/tiny_run.sh
@@ -136,6 +137,32 @@ cp -r "$dir/bf1/pool" "$dir/bf1/pool.manifest.json" "$dir/bf1/sft" "$dir/bf5/"
 if "$RLVR" train "$dir/bf_scratch.ini" --out "$dir/bf5" > "$dir/bf5.log" 2>&1; then fail "train: scratch_dir not used"; fi
 grep -q "creating a directory under $dir/no/such/dir" "$dir/bf5.log" || { cat "$dir/bf5.log"; fail "train scratch_dir: message"; }
 echo "bugfix-c: [sandbox] scratch_dir is where the pool check's and the run's sandboxes go"
+# [reward] outcome = partial: a failed rollout of a judge-verified task
+# scores the share of its tests that passed, the same on 1 process and 4
+sed 's/^\[reward\]$/[reward]\noutcome = partial/' "$dir/bf.ini" > "$dir/bf_partial.ini"
+printf '\n[layout]\nverifier = 2\n' | cat "$dir/bf_partial.ini" - > "$dir/bf2_partial.ini"
+grep -q "^outcome = partial" "$dir/bf_partial.ini" || fail "bf_partial.ini: no outcome = partial"
+for d in bf7 bf8; do mkdir -p "$dir/$d" && cp -r "$dir/bf1/pool" "$dir/bf1/pool.manifest.json" "$dir/bf1/sft" "$dir/$d/"; done
+"$RLVR" train "$dir/bf_partial.ini" --out "$dir/bf7" > "$dir/bf7.log" 2>&1 || { cat "$dir/bf7.log"; fail "partial one process"; }
+mpi 4 train "$dir/bf2_partial.ini" --out "$dir/bf8" > "$dir/bf8.log" 2>&1 || { cat "$dir/bf8.log"; fail "partial -np 4"; }
+same_checkpoints "$dir/bf7/checkpoints/step_00000002.h5" "$dir/bf8/checkpoints/step_00000002.h5" ||
+  fail "bugfix-c partial: one process and 1/2/1 differ"
+"$PY" - "$dir/bf7/shards" "$dir/bf1/shards" <<'EOF' || fail "partial credit in the shards"
+import glob, sys, h5py, numpy as np
+def outcomes(d):
+    o, v = [], []
+    for p in sorted(glob.glob(d + "/step_*.h5")):
+        with h5py.File(p, "r") as f:
+            o += list(f["rollouts/reward_outcome"][()]); v += list(f["rollouts/verdict"][()])
+    return np.array(o), np.array(v)
+o, v = outcomes(sys.argv[1])
+fails = o[v == 2]
+assert len(fails) and ((fails > 0) & (fails < 1)).any(), (o, v)
+b, w = outcomes(sys.argv[2])
+assert set(np.unique(b)) <= {0.0, 1.0}, b
+print("partial credit of %d failed rollouts: %s" % (len(fails), np.round(np.unique(fails), 3)))
+EOF
+echo "bugfix-c: [reward] outcome = partial scores failed rollouts by their share of passed tests; 1 process = -np 4"
 mpi 4 train "$dir/bf2.ini" --out "$dir/bf2" > "$dir/bf2.log" 2>&1 || { cat "$dir/bf2.log"; fail "bugfix-c -np 4"; }
 runs=$(awk '/^train: verifier rank [0-9]+: [0-9]+ enclave verifications/ { s += $5 } END { print s + 0 }' "$dir/bf2.log")
 [ "$runs" -gt 0 ] || { cat "$dir/bf2.log"; fail "bugfix-c: the verifier ranks ran no enclave verification"; }
