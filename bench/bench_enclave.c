@@ -18,6 +18,19 @@
  *               (posix_fadvise DONTNEED; a snapshot on tmpfs stays cached).
  *               against the ceiling of the same run: fork + exec of the same
  *               test command on the host without any isolation.
+ *               Then a real bugfix-c task (the family's generator, tcc when
+ *               installed), its reference patch verified on the pooled
+ *               enclave two ways:
+ *                 bugfix_command   command mode: the hidden test source in
+ *                                  the tree, one command building the code
+ *                                  under test and the harness and running it
+ *                 bugfix_judge     judge mode (the family's own): the build
+ *                                  of the code under test, then the judge
+ *                                  built once per task, exec'd from its
+ *                                  descriptor, one runner process per test
+ *               and judge_build: what building a task's judge costs, once
+ *               per verification task (median and p99 of its creation in
+ *               judge mode less command mode).
  *   throughput  verifications per second with one worker process per
  *               physical core (each with its own task and pooled enclave),
  *               against the ceiling's rate on as many cores.
@@ -30,6 +43,7 @@
 #include "enclave/fsutil.h"
 #include "enclave/gitrepo.h"
 #include "enclave/verify.h"
+#include "envs/gen.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -64,6 +78,8 @@ typedef struct {
 typedef struct {
     latency_row rows[8];
     int n;
+    double judge_build_ms, judge_build_p99_ms; /* once per task */
+    int judge_build_samples;
     double per_s, ceiling_per_s;
     int workers;
     double seconds;
@@ -185,20 +201,20 @@ static void task_spec(rlvr_verify_spec *s, const char *repo, const char *commit,
     s->limits.disk_bytes = (int64_t)512 << 20;
 }
 
-/* Median and p99 of `samples` verifications (after one warm-up). */
-static int measure(rlvr_sandbox_host *host, const char *repo, const char *commit, bool fresh, bool cold,
-                   int samples, latency_row *row) {
-    rlvr_verify_spec spec;
-    task_spec(&spec, repo, commit, fresh);
+static void emit_latency(const report *rep, const latency_row *r);
+
+/* Median and p99 of `samples` verifications of `patch` (after one warm-up). */
+static int measure(rlvr_sandbox_host *host, const rlvr_verify_spec *spec, const char *patch, bool cold, int samples,
+                   latency_row *row) {
     rlvr_verify_task *task = NULL;
-    RLVR_TRY(rlvr_verify_task_new(&task, host, &spec));
+    RLVR_TRY(rlvr_verify_task_new(&task, host, spec));
     double *t = calloc((size_t)samples, sizeof *t);
     int rc = t ? 0 : RLVR_FAIL(RLVR_ENOMEM, "out of memory");
     for (int i = -1; rc == 0 && i < samples; i++) {
         rlvr_enclave_verdict v;
         if (cold) evict_tree(rlvr_verify_task_tree(task));
         double t0 = rlvr_now();
-        rc = rlvr_verify_patch(task, patch_text, strlen(patch_text), false, (uint64_t)(i + 1), &v);
+        rc = rlvr_verify_patch(task, patch, strlen(patch), false, (uint64_t)(i + 1), &v);
         double dt = rlvr_now() - t0;
         if (rc == 0 && v.verdict != RLVR_VERDICT_PASS)
             rc = RLVR_FAIL(RLVR_ESANDBOX, "bench verification did not pass: %s (reason %d)", rlvr_verdict_name(v.verdict),
@@ -213,6 +229,100 @@ static int measure(rlvr_sandbox_host *host, const char *repo, const char *commit
     }
     free(t);
     rlvr_verify_task_free(task);
+    return rc;
+}
+
+/* The task's verification spec in command mode: what a harness that
+ * shares the enclave with the code under test does, one command. */
+static void command_mode(rlvr_verify_spec *s, const rlvr_task *t, const char *compiler, char *cmd, size_t cap) {
+    snprintf(cmd, cap,
+             "%s >/dev/null && %s -std=c11 -O0 -w -o /tmp/judge tests/judge.c && exec /tmp/judge build/runner",
+             t->hidden_build_command, compiler);
+    s->test_command = cmd;
+    s->judge_build = NULL;
+    s->judge_argv = NULL;
+    s->build_command = NULL;
+}
+
+/* The judge's build, once per task: creating the verification task in
+ * judge mode less creating it in command mode, `samples` times each. */
+static int judge_build_cost(rlvr_sandbox_host *host, const rlvr_verify_spec *judge, const rlvr_verify_spec *command,
+                            int samples, report *rep) {
+    double *d = calloc((size_t)samples, sizeof *d);
+    if (!d) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < samples; i++) {
+        double t[2];
+        for (int k = 0; rc == 0 && k < 2; k++) {
+            rlvr_verify_task *task = NULL;
+            double t0 = rlvr_now();
+            rc = rlvr_verify_task_new(&task, host, k == 0 ? judge : command);
+            t[k] = rlvr_now() - t0;
+            rlvr_verify_task_free(task);
+        }
+        d[i] = (t[0] - t[1]) * 1e3;
+    }
+    if (rc == 0) {
+        rep->judge_build_samples = samples;
+        rep->judge_build_ms = percentile(d, samples, 0.5);
+        rep->judge_build_p99_ms = percentile(d, samples, 0.99);
+    }
+    free(d);
+    return rc;
+}
+
+/* A bugfix-c task of the family, verified in command and in judge mode. */
+static int bugfix_cases(rlvr_sandbox_host *host, const char *dir, int samples, double ceil_ms, report *rep) {
+    const char *compiler = access("/usr/bin/tcc", X_OK) == 0 ? "tcc" : "cc";
+    rlvr_task_gen_options o = RLVR_TASK_GEN_OPTIONS_INIT;
+    o.family = "bugfix-c";
+    o.seed = 1;
+    o.compiler = compiler;
+    char pool[PATH_MAX];
+    snprintf(pool, sizeof pool, "%s/pool", dir);
+    rlvr_task *t = NULL;
+    RLVR_TRY(rlvr_task_gen_one(&t, &o, 0, pool));
+    rlvr_sandbox_limits lim;
+    rlvr_sandbox_limits_default(&lim);
+    /* the spec the family's tasks get (envs/harness.c makes the same one) */
+    rlvr_verify_spec judge, command;
+    const char *f2p[64] = {0}, *p2p[64] = {0}, *run[8] = {0}, *pub[8] = {0}, *edit[8] = {0}, *prot[8] = {0};
+    for (size_t i = 0; i < t->fail_to_pass.n && i < 63; i++) f2p[i] = t->fail_to_pass.items[i];
+    for (size_t i = 0; i < t->pass_to_pass.n && i < 63; i++) p2p[i] = t->pass_to_pass.items[i];
+    for (size_t i = 0; i < t->judge_run.n && i < 7; i++) run[i] = t->judge_run.items[i];
+    for (size_t i = 0; i < t->public_test_files.n && i < 7; i++) pub[i] = t->public_test_files.items[i];
+    for (size_t i = 0; i < t->editable_paths.n && i < 7; i++) edit[i] = t->editable_paths.items[i];
+    for (size_t i = 0; i < t->protected_paths.n && i < 7; i++) prot[i] = t->protected_paths.items[i];
+    judge = (rlvr_verify_spec){.version = RLVR_VERIFY_SPEC_VERSION, .repo_dir = t->repository_path,
+                               .base_commit = t->base_commit, .hidden_dir = t->hidden_root_path, .fail_to_pass = f2p,
+                               .pass_to_pass = p2p, .protected_globs = prot, .public_tests = pub, .limits = lim,
+                               .consensus_runs = 1, .editable_globs = edit, .judge_build = t->judge_build,
+                               .judge_argv = run, .build_command = t->hidden_build_command};
+    command = judge;
+    char cmd[2048];
+    command_mode(&command, t, compiler, cmd, sizeof cmd);
+    const char *configs[] = {"bugfix_command", "bugfix_judge"};
+    int rc = 0;
+    for (int k = 0; rc == 0 && k < 2; k++) {
+        latency_row *r = &rep->rows[rep->n];
+        snprintf(r->config, sizeof r->config, "%s", configs[k]);
+        r->ceiling_ms = ceil_ms;
+        rc = measure(host, k == 0 ? &command : &judge, t->reference_patch, false, samples, r);
+        if (rc == 0) {
+            r->ratio = r->median_ms / ceil_ms;
+            emit_latency(rep, r);
+            rep->n++;
+        }
+    }
+    if (rc == 0) rc = judge_build_cost(host, &judge, &command, samples / 2 > 5 ? samples / 2 : 5, rep);
+    if (rc == 0) {
+        printf("{\"bench\":\"enclave\",\"case\":\"judge_build\",\"config\":\"bugfix_judge\",\"compiler\":\"%s\","
+               "\"samples\":%d,\"median_ms\":%.4g,\"p99_ms\":%.4g,\"quick\":%s}\n",
+               compiler, rep->judge_build_samples, rep->judge_build_ms, rep->judge_build_p99_ms,
+               rep->quick ? "true" : "false");
+        fflush(stdout);
+    }
+    rlvr_task_free(t);
     return rc;
 }
 
@@ -353,18 +463,21 @@ int rlvr_bench_enclave(const rlvr_bench_options *opt) {
         snprintf(r->config, sizeof r->config, "%s", cases[i].config);
         r->repo_mb = cases[i].mb;
         r->ceiling_ms = ceil_ms;
-        rc = measure(cases[i].host, cases[i].repo, cases[i].commit, cases[i].fresh, cases[i].cold, cases[i].samples, r);
+        rlvr_verify_spec spec;
+        task_spec(&spec, cases[i].repo, cases[i].commit, cases[i].fresh);
+        rc = measure(cases[i].host, &spec, patch_text, cases[i].cold, cases[i].samples, r);
         if (rc == 0) {
             r->ratio = r->median_ms / ceil_ms;
             emit_latency(&rep, r);
             rep.n++;
         }
     }
+    if (rc == 0) rc = bugfix_cases(overlay, dir, samples, ceil_ms, &rep);
     if (rc == 0) rc = throughput(overlay, small, small_commit, rep.workers, rep.seconds, &rep.verifications);
     if (rc == 0) {
         rep.per_s = (double)rep.verifications / rep.seconds;
         rep.ceiling_per_s = rep.workers * 1e3 / ceil_ms;
-        double copy_vs_overlay = rep.n == 4 ? rep.rows[3].median_ms / rep.rows[2].median_ms : 0;
+        double copy_vs_overlay = rep.n >= 4 ? rep.rows[3].median_ms / rep.rows[2].median_ms : 0;
         printf("{\"bench\":\"enclave\",\"case\":\"throughput\",\"config\":\"overlay_pooled\",\"workers\":%d,"
                "\"seconds\":%.3g,\"verifications\":%ld,\"per_s\":%.4g,\"ceiling_per_s\":%.4g,\"ratio\":%.4g,"
                "\"copy_vs_overlay\":%.4g,\"quick\":%s}\n",
@@ -380,6 +493,8 @@ int rlvr_bench_enclave(const rlvr_bench_options *opt) {
                        r->samples, r->median_ms, r->p99_ms, r->ceiling_ms, r->ratio);
             }
             printf("cold copy of the %.3g MB repository vs the overlay: %.1fx slower\n", big_mb, copy_vs_overlay);
+            printf("judge build, once per task: median %.2f ms, p99 %.2f ms (%d samples)\n", rep.judge_build_ms,
+                   rep.judge_build_p99_ms, rep.judge_build_samples);
             printf("throughput: %.1f verifications/s on %d workers (ceiling %.1f/s, ratio %.2f)\n", rep.per_s,
                    rep.workers, rep.ceiling_per_s, rep.per_s / rep.ceiling_per_s);
             printf("sandbox host: %s\n", rlvr_sandbox_host_describe(overlay));

@@ -1,5 +1,6 @@
 /* tests/enclave/test_bench_enclave.c — `rlvr bench enclave --quick --json`
- * runs and prints the documented fields with sane values (no speed
+ * runs and prints the documented fields with sane values (the bugfix-c
+ * rows in command and judge mode and the judge's build among them) (no speed
  * thresholds: the machine is shared). argv[1] is the rlvr binary. */
 #include "test.h"
 
@@ -24,15 +25,16 @@ int main(int argc, char **argv) {
     CHECK(p != NULL);
     if (!p) return test_summary("test_bench_enclave");
     char line[4096];
-    int verify = 0, throughput = 0, host = 0, other = 0;
-    const char *configs[] = {"overlay_pooled", "overlay_fresh", "overlay_big", "copy_big"};
-    int seen[4] = {0};
+    int verify = 0, throughput = 0, host = 0, judge_build = 0, other = 0;
+    const char *configs[] = {"overlay_pooled", "overlay_fresh", "overlay_big", "copy_big", "bugfix_command",
+                             "bugfix_judge"};
+    int seen[6] = {0};
     while (fgets(line, sizeof line, p)) {
         CHECK_MSG(line[0] == '{' && strstr(line, "\"bench\":\"enclave\""), "not a JSON line: %s", line);
         CHECK(strstr(line, "\"quick\":true") != NULL);
         if (strstr(line, "\"case\":\"verify\"")) {
             verify++;
-            for (int i = 0; i < 4; i++) {
+            for (int i = 0; i < 6; i++) {
                 char c[64];
                 snprintf(c, sizeof c, "\"config\":\"%s\"", configs[i]);
                 if (strstr(line, c)) seen[i]++;
@@ -49,13 +51,17 @@ int main(int argc, char **argv) {
             CHECK(field(line, "ceiling_per_s") > 0 && field(line, "copy_vs_overlay") > 0);
         } else if (strstr(line, "\"case\":\"host\"")) {
             host++;
+        } else if (strstr(line, "\"case\":\"judge_build\"")) {
+            judge_build++;
+            double med = field(line, "median_ms"), p99 = field(line, "p99_ms");
+            CHECK_MSG(med > 0 && p99 >= med && field(line, "samples") >= 5, "bad judge build line: %s", line);
         } else {
             other++;
         }
     }
     int status = pclose(p);
     CHECK_MSG(status == 0, "rlvr bench enclave exited with %d", status);
-    CHECK(verify == 4 && throughput == 1 && host == 1 && other == 0);
-    for (int i = 0; i < 4; i++) CHECK_MSG(seen[i] == 1, "config %s seen %d times", configs[i], seen[i]);
+    CHECK(verify == 6 && throughput == 1 && host == 1 && judge_build == 1 && other == 0);
+    for (int i = 0; i < 6; i++) CHECK_MSG(seen[i] == 1, "config %s seen %d times", configs[i], seen[i]);
     return test_summary("test_bench_enclave");
 }
