@@ -245,7 +245,9 @@ static void command_mode(rlvr_verify_spec *s, const rlvr_task *t, const char *co
 }
 
 /* The judge's build, once per task: creating the verification task in
- * judge mode less creating it in command mode, `samples` times each. */
+ * judge mode less creating it in command mode, `samples` times each. Each
+ * sample's build command differs by a shell comment, so none is served by
+ * the host's judge cache (enclave/judge.h). */
 static int judge_build_cost(rlvr_sandbox_host *host, const rlvr_verify_spec *judge, const rlvr_verify_spec *command,
                             int samples, report *rep) {
     double *d = calloc((size_t)samples, sizeof *d);
@@ -253,10 +255,14 @@ static int judge_build_cost(rlvr_sandbox_host *host, const rlvr_verify_spec *jud
     int rc = 0;
     for (int i = 0; rc == 0 && i < samples; i++) {
         double t[2];
+        char build[4096];
+        snprintf(build, sizeof build, "%s # sample %d", judge->judge_build, i);
+        rlvr_verify_spec fresh = *judge;
+        fresh.judge_build = build;
         for (int k = 0; rc == 0 && k < 2; k++) {
             rlvr_verify_task *task = NULL;
             double t0 = rlvr_now();
-            rc = rlvr_verify_task_new(&task, host, k == 0 ? judge : command);
+            rc = rlvr_verify_task_new(&task, host, k == 0 ? &fresh : command);
             t[k] = rlvr_now() - t0;
             rlvr_verify_task_free(task);
         }

@@ -2,7 +2,9 @@
  * and keeping them execute-only on the host. */
 #include "enclave/judge.h"
 
+#include "core/config.h"
 #include "core/error.h"
+#include "core/text.h"
 #include "enclave/fsutil.h"
 #include "enclave/gitrepo.h"
 
@@ -18,9 +20,19 @@
 #include <unistd.h>
 
 struct rlvr_judge {
-    char *dir;
+    char *dir;    /* in the host's judge cache: kept until the host is freed */
     char **names; /* the programs, NULL-terminated */
 };
+
+/* Built judges are kept under the host's scratch directory, one directory
+ * per content key (the build command, the repository and base commit, every
+ * hidden file's path and bytes): a task verified again (the pool check,
+ * then training, then every evaluation; a training run that freed the
+ * task's idle enclave) reuses its judge instead of building it again. A
+ * build goes to a fresh directory that is renamed into place, so a
+ * directory under its key is always complete; two threads building the same
+ * judge keep the first rename. */
+#define CACHE_DIR "judges"
 
 /* Inside the build sandbox the programs go here ($RLVR_JUDGE_DIR); the
  * build's output goes to the log beside it. */
@@ -216,20 +228,75 @@ static int read_stream(rlvr_judge *j, const char *data, size_t len, const char *
     return 0;
 }
 
-int rlvr_judge_build(rlvr_judge **out, rlvr_sandbox_host *host, const char *repo_dir, const char *base_commit,
-                     const char *hidden_dir, const char *build_command, const rlvr_sandbox_limits *limits) {
-    *out = NULL;
-    if (!host || !repo_dir || !base_commit || !build_command || !build_command[0] || !limits)
-        return RLVR_FAIL(RLVR_EINVAL, "judge build: host, repository, base commit, command and limits needed");
-    rlvr_judge *j = calloc(1, sizeof *j);
-    if (!j) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+/* Appends every file under dir/rel (sorted by readdir order is not stable:
+ * names are collected and sorted) to the key text. */
+static int key_files(rlvr_text *key, const char *dir, const char *rel, int depth) {
+    if (depth > 32) return RLVR_FAIL(RLVR_ELIMIT, "hidden tests nested deeper than 32 directories");
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s%s%s", dir, rel[0] ? "/" : "", rel);
+    struct dirent **names = NULL;
+    int n = scandir(path, &names, NULL, alphasort);
+    if (n < 0) return rlvr_error_errno_at(__FILE__, __LINE__, "reading %s", path);
+    int rc = 0;
+    for (int i = 0; i < n; i++) {
+        const char *name = names[i]->d_name;
+        char child[PATH_MAX], full[PATH_MAX * 2];
+        if (rc == 0 && strcmp(name, ".") && strcmp(name, "..")) {
+            snprintf(child, sizeof child, "%s%s%s", rel, rel[0] ? "/" : "", name);
+            snprintf(full, sizeof full, "%s/%s", dir, child);
+            struct stat st;
+            if (lstat(full, &st) != 0) rc = rlvr_error_errno_at(__FILE__, __LINE__, "stat %s", full);
+            else if (S_ISDIR(st.st_mode)) rc = key_files(key, dir, child, depth + 1);
+            else {
+                char *data = NULL;
+                size_t len = 0;
+                rc = S_ISREG(st.st_mode) ? rlvr_fs_read_file(full, &data, &len) : 0;
+                rlvr_text_printf(key, "\n%s %zu\n", child, len);
+                rlvr_text_append(key, data ? data : "", len);
+                free(data);
+            }
+        }
+        free(names[i]);
+    }
+    free(names);
+    return rc;
+}
+
+/* The cache directory of this judge's content. */
+static int cache_path(char *out, size_t cap, rlvr_sandbox_host *host, const char *repo_dir, const char *base_commit,
+                      const char *hidden_dir, const char *build_command) {
+    rlvr_text key = {0};
+    rlvr_text_printf(&key, "%s\n%s\n%s\n", build_command, repo_dir, base_commit);
+    int rc = hidden_dir ? key_files(&key, hidden_dir, "", 0) : 0;
+    if (rc == 0 && key.failed) rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    if (rc == 0)
+        snprintf(out, cap, "%s/" CACHE_DIR "/%016llx", rlvr_sandbox_host_scratch(host),
+                 (unsigned long long)rlvr_fnv1a64(key.data, key.len));
+    rlvr_text_free(&key);
+    return rc;
+}
+
+/* The programs of a cached judge. */
+static int read_cached(rlvr_judge *j) {
+    DIR *d = opendir(j->dir);
+    if (!d) return rlvr_error_errno_at(__FILE__, __LINE__, "reading %s", j->dir);
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) rc = add_name(j, e->d_name);
+    closedir(d);
+    return rc;
+}
+
+/* Builds into a fresh directory of the cache (j->dir). */
+static int build(rlvr_judge *j, rlvr_sandbox_host *host, const char *repo_dir, const char *base_commit,
+                 const char *hidden_dir, const char *build_command, const rlvr_sandbox_limits *limits) {
     rlvr_snapshot *snap = NULL;
     rlvr_sandbox *sb = NULL;
     rlvr_sandbox_result res;
     memset(&res, 0, sizeof res);
     char tree[41];
-    int rc = rlvr_fs_mkdtemp(&j->dir, rlvr_sandbox_host_scratch(host), "judge-");
-    if (rc == 0) rc = rlvr_snapshot_new(&snap, host);
+    int rc = rlvr_snapshot_new(&snap, host);
     if (rc == 0) rc = rlvr_git_export(repo_dir, base_commit, rlvr_snapshot_path(snap), false, hidden_dir, tree);
     if (rc == 0) rc = rlvr_snapshot_seal(snap);
     if (rc == 0) {
@@ -251,6 +318,45 @@ int rlvr_judge_build(rlvr_judge **out, rlvr_sandbox_host *host, const char *repo
     rlvr_sandbox_result_free(&res);
     rlvr_sandbox_free(sb);
     rlvr_snapshot_free(snap);
+    return rc;
+}
+
+static void remove_dir(const char *dir) {
+    chmod(dir, 0700);
+    rlvr_fs_remove_tree(dir);
+}
+
+int rlvr_judge_build(rlvr_judge **out, rlvr_sandbox_host *host, const char *repo_dir, const char *base_commit,
+                     const char *hidden_dir, const char *build_command, const rlvr_sandbox_limits *limits) {
+    *out = NULL;
+    if (!host || !repo_dir || !base_commit || !build_command || !build_command[0] || !limits)
+        return RLVR_FAIL(RLVR_EINVAL, "judge build: host, repository, base commit, command and limits needed");
+    char final[PATH_MAX], cache[PATH_MAX];
+    snprintf(cache, sizeof cache, "%s/" CACHE_DIR, rlvr_sandbox_host_scratch(host));
+    RLVR_TRY(cache_path(final, sizeof final, host, repo_dir, base_commit, hidden_dir, build_command));
+    if (mkdir(cache, 0711) != 0 && errno != EEXIST) return rlvr_error_errno_at(__FILE__, __LINE__, "mkdir %s", cache);
+    rlvr_judge *j = calloc(1, sizeof *j);
+    if (!j) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    struct stat st;
+    int rc = 0;
+    if (stat(final, &st) == 0) {
+        j->dir = strdup(final);
+        rc = j->dir ? read_cached(j) : RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    } else {
+        rc = rlvr_fs_mkdtemp(&j->dir, cache, "build-");
+        if (rc == 0) rc = build(j, host, repo_dir, base_commit, hidden_dir, build_command, limits);
+        if (rc == 0 && rename(j->dir, final) != 0) {
+            /* another thread's build of the same judge got there first */
+            if (errno != EEXIST && errno != ENOTEMPTY) rc = rlvr_error_errno_at(__FILE__, __LINE__, "rename to %s", final);
+            remove_dir(j->dir);
+        }
+        if (rc < 0 && j->dir) remove_dir(j->dir);
+        if (rc == 0) {
+            free(j->dir);
+            j->dir = strdup(final);
+            if (!j->dir) rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+        }
+    }
     if (rc < 0) {
         rlvr_judge_free(j);
         return rlvr_error_wrap(rc, "building the judge in %s", hidden_dir ? hidden_dir : repo_dir);
@@ -269,11 +375,7 @@ bool rlvr_judge_has(const rlvr_judge *j, const char *name) {
 
 void rlvr_judge_free(rlvr_judge *j) {
     if (!j) return;
-    if (j->dir) {
-        chmod(j->dir, 0700);
-        rlvr_fs_remove_tree(j->dir);
-        free(j->dir);
-    }
+    free(j->dir); /* the cache keeps the programs */
     for (char **p = j->names; p && *p; p++) free(*p);
     free(j->names);
     free(j);

@@ -8,7 +8,10 @@
  * with the hidden files copied over it and $RLVR_JUDGE_DIR (an empty
  * directory); what it leaves there (regular files, each a program) is
  * copied out to a host directory and made execute-only (mode 0111, owned by
- * the runtime). Verification enclaves bind that directory read-only at
+ * the runtime). Those directories form a cache in the sandbox host's
+ * scratch space, keyed by the judge's content: a task verified again (by
+ * the pool check, training, each evaluation) reuses its judge; they go
+ * with the host. Verification enclaves bind that directory read-only at
  * RLVR_SANDBOX_JUDGE_DIR and hide it from every run: the judge command is
  * exec'd from a descriptor (enclave/sandbox.h, rlvr_sandbox_cmd.judge). A
  * program exec'd without read permission is not dumpable, so processes of

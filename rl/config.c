@@ -12,8 +12,8 @@
 const rlvr_config_key rlvr_rl_config_keys[] = {
     /* [reward] */
     {"reward", "outcome", RLVR_CFG_ENUM, "binary",
-     "decisive outcome: binary (pass = 1) or partial (fraction of sealed tests passed, for tasks whose every "
-     "partial check is as sealed as the whole)",
+     "decisive outcome: binary (pass = 1) or partial (a failed rollout scores the fraction of its tests that "
+     "passed, for tasks verified by a judge)",
      "binary|partial", RLVR_CFG_ANY},
     {"reward", "format_weight", RLVR_CFG_FLOAT, "0.05",
      "lambda_fmt: weight of R_format, the share of tool calls that parsed against their schema", NULL,

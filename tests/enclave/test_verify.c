@@ -242,6 +242,22 @@ static void test_judge_mode(void) {
         EXPECT(v, RLVR_VERDICT_FAIL, RLVR_REASON_APPLY_FAILED);
     }
     rlvr_verify_task_free(task);
+    /* the host keeps built judges by content: the same task again reuses
+     * its judge, a changed build command makes another */
+    char cache[4096];
+    snprintf(cache, sizeof cache, "%s/judges", rlvr_sandbox_host_scratch(host));
+    int cached = fixture_count_entries(cache);
+    CHECK_MSG(cached >= 1, "no judge in the cache %s", cache);
+    task = NULL;
+    CHECK_OK(rlvr_verify_task_new(&task, host, &f.spec));
+    rlvr_verify_task_free(task);
+    CHECK(fixture_count_entries(cache) == cached);
+    rlvr_verify_spec other = f.spec;
+    other.judge_build = "cc -O0 -w -o \"$RLVR_JUDGE_DIR/judge\" tests/judge.c # another";
+    task = NULL;
+    CHECK_OK(rlvr_verify_task_new(&task, host, &other));
+    rlvr_verify_task_free(task);
+    CHECK(fixture_count_entries(cache) == cached + 1);
     /* a judge build that fails, or leaves no program by the name */
     rlvr_verify_spec bad = f.spec;
     bad.judge_build = "echo 'no compiler today' >&2; exit 3";
