@@ -43,7 +43,7 @@ expect_text "already exists"
 check "gen bugfix-c with tcc" 0 "$rlvr" tasks gen bugfix-c --n 2 --seed 4 --out "$dir/tcc" --compiler tcc
 grep -qx "CC = tcc" "$dir/tcc/repos/bugfix-c-train-d1-s4-000001/Makefile" || { echo "FAIL: no CC = tcc"; fail=1; }
 check "tcc pool validates" 0 "$rlvr" tasks check "$dir/tcc" --runs 1
-expect_text "checked 2 tasks: 2 ok, 0 broken, 0 flaky, 0 infra"
+expect_text "checked 2 tasks: 2 ok, 0 broken, 0 flaky, 0 infra, 0 exploitable"
 check "compiler with a shell word" 1 "$rlvr" tasks gen bugfix-c --n 1 --seed 4 --out "$dir/cc1" --compiler 'cc;true'
 expect_text 'bugfix-c compiler "cc;true": give a command name'
 check "compiler not installed" 1 "$rlvr" tasks gen bugfix-c --n 1 --seed 4 --out "$dir/cc2" --compiler no-such-cc
@@ -68,7 +68,7 @@ check "missing pool" 1 "$rlvr" tasks list "$dir/nowhere"
 # check: an arith pool needs no enclave; a planted wrong answer that is right is caught
 check "gen arith for check" 0 "$rlvr" tasks gen arith --n 4 --seed 9 --out "$dir/ap"
 check "check arith pool" 0 "$rlvr" tasks check "$dir/ap" --runs 2 --jobs 2
-expect_text "checked 4 tasks: 4 ok, 0 broken, 0 flaky, 0 infra; manifest $dir/ap.manifest.json"
+expect_text "checked 4 tasks: 4 ok, 0 broken, 0 flaky, 0 infra, 0 exploitable; manifest $dir/ap.manifest.json"
 [ -f "$dir/ap.manifest.json" ] || { echo "FAIL: no manifest"; fail=1; }
 sed -e 's/"id": "arith-train-d1-s9-000000"/"id": "planted"/' \
     -e 's/"wrong_answers": \[/"wrong_answers": [REF, /' "$dir/ap/arith-train-d1-s9-000000.json" > "$dir/planted.tmp"
