@@ -49,22 +49,6 @@ static bool listed(const rlvr_str_list *l, const char *s) {
     return false;
 }
 
-static int push_unique(rlvr_str_list *l, const char *s) {
-    if (listed(l, s)) return 0;
-    char **grown = realloc(l->items, (l->n + 1) * sizeof *grown);
-    if (!grown) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
-    l->items = grown;
-    if (!(l->items[l->n] = strdup(s))) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
-    l->n++;
-    return 0;
-}
-
-static void list_clear(rlvr_str_list *l) {
-    for (size_t i = 0; i < l->n; i++) free(l->items[i]);
-    free(l->items);
-    memset(l, 0, sizeof *l);
-}
-
 /* What the verifier's gate would say of a path: the built-in rules, the
  * task's protected globs, its public and hidden test files, its allow-list. */
 static bool gate_allows(const rlvr_task *t, const char *path) {
@@ -101,7 +85,7 @@ static int walk(const char *dir, const char *rel, rlvr_str_list *out, int depth)
         struct stat st;
         if (lstat(full, &st) != 0) continue;
         if (S_ISDIR(st.st_mode)) rc = walk(dir, child, out, depth + 1);
-        else if (S_ISREG(st.st_mode)) rc = push_unique(out, child);
+        else if (S_ISREG(st.st_mode)) rc = rlvr_str_list_add_unique(out, child);
     }
     closedir(d);
     return rc;
@@ -123,7 +107,7 @@ static int scan_includes(const char *text, rlvr_str_list *out) {
                     bool plain = strstr(name, "..") == NULL && name[0] != '/';
                     for (const char *c = name; plain && *c; c++)
                         plain = isalnum((unsigned char)*c) || strchr("._-+/", *c);
-                    if (plain) RLVR_TRY(push_unique(out, name));
+                    if (plain) RLVR_TRY(rlvr_str_list_add_unique(out, name));
                 }
             }
         }
@@ -351,7 +335,7 @@ static int probe_system_headers(probe_ctx *c) {
         const char *slash = strrchr(f, '/');
         char dir[PATH_MAX];
         snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - f) : 0, f);
-        if (rc == 0) rc = push_unique(&dirs, dir);
+        if (rc == 0) rc = rlvr_str_list_add_unique(&dirs, dir);
     }
     for (size_t i = 0; rc == 0 && any_c && i < c->t->hidden_test_files.n; i++) {
         char path[PATH_MAX * 2], *text = NULL;
@@ -359,8 +343,8 @@ static int probe_system_headers(probe_ctx *c) {
         if (is_c_source(path) && rlvr_fs_read_file(path, &text, NULL) == 0) rc = scan_includes(text, &headers);
         free(text);
     }
-    for (const char *const *g = glibc_inner; rc == 0 && any_c && *g; g++) rc = push_unique(&headers, *g);
-    if (rc == 0) rc = push_unique(&dirs, "");
+    for (const char *const *g = glibc_inner; rc == 0 && any_c && *g; g++) rc = rlvr_str_list_add_unique(&headers, *g);
+    if (rc == 0) rc = rlvr_str_list_add_unique(&dirs, "");
     rlvr_text forge = {0};
     c_forger(&forge, c->stream.data, false);
     rc = rc == 0 ? gen_text_check(&forge) : rc;
@@ -379,8 +363,8 @@ static int probe_system_headers(probe_ctx *c) {
         rlvr_text_free(&body);
     }
     rlvr_text_free(&forge);
-    list_clear(&headers);
-    list_clear(&dirs);
+    rlvr_str_list_clear(&headers);
+    rlvr_str_list_clear(&dirs);
     return rc;
 }
 
@@ -410,14 +394,14 @@ static int probe_forgers(probe_ctx *c, const char *klass, const char *stream, bo
 static void secret_paths(const rlvr_task *t, rlvr_str_list *out) {
     for (size_t i = 0; i < t->hidden_test_files.n; i++) {
         char abs[PATH_MAX];
-        push_unique(out, t->hidden_test_files.items[i]);
+        rlvr_str_list_add_unique(out, t->hidden_test_files.items[i]);
         snprintf(abs, sizeof abs, "/work/%s", t->hidden_test_files.items[i]);
-        push_unique(out, abs);
+        rlvr_str_list_add_unique(out, abs);
     }
     if (t->judge_run.n) {
         char judge[PATH_MAX];
         snprintf(judge, sizeof judge, "/.rlvr/judge/%s", t->judge_run.items[0]);
-        push_unique(out, judge);
+        rlvr_str_list_add_unique(out, judge);
     }
 }
 
@@ -517,7 +501,7 @@ static int probe_hidden_run_time(probe_ctx *c) {
         rlvr_text_free(&part);
         rlvr_text_free(&guard);
     }
-    list_clear(&secrets);
+    rlvr_str_list_clear(&secrets);
     return rc;
 }
 
@@ -540,7 +524,7 @@ int rlvr_task_probes(const rlvr_task *task, const char *scratch, rlvr_probe_set 
     if (rc == 0) rc = probe_hidden_run_time(&c);
     if (c.base) rlvr_fs_remove_tree(c.base);
     free(c.base);
-    list_clear(&c.files);
+    rlvr_str_list_clear(&c.files);
     rlvr_text_free(&c.stream);
     rlvr_text_free(&c.decoy);
     if (rc < 0) {

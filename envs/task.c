@@ -47,11 +47,22 @@ void rlvr_task_budgets_resolve(const rlvr_task_budgets *task, const rlvr_task_bu
 
 /* ---- freeing ------------------------------------------------------------ */
 
-static void list_free(rlvr_str_list *l) {
+void rlvr_str_list_clear(rlvr_str_list *l) {
     for (size_t i = 0; i < l->n; i++) free(l->items[i]);
     free(l->items);
     l->items = NULL;
     l->n = 0;
+}
+
+int rlvr_str_list_add_unique(rlvr_str_list *l, const char *s) {
+    for (size_t i = 0; i < l->n; i++)
+        if (strcmp(l->items[i], s) == 0) return 0;
+    char **grown = realloc(l->items, (l->n + 1) * sizeof *grown);
+    if (!grown) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    l->items = grown;
+    if (!(l->items[l->n] = strdup(s))) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    l->n++;
+    return 0;
 }
 
 void rlvr_task_free(rlvr_task *t) {
@@ -65,23 +76,11 @@ void rlvr_task_free(rlvr_task *t) {
     rlvr_str_list *lists[] = {&t->public_test_files, &t->hidden_test_files, &t->fail_to_pass, &t->pass_to_pass,
                               &t->wrong_patches, &t->protected_paths, &t->wrong_answers, &t->judge_run,
                               &t->editable_paths};
-    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) list_free(lists[i]);
+    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) rlvr_str_list_clear(lists[i]);
     free(t);
 }
 
 /* ---- the derived allow-list ----------------------------------------------- */
-
-/* Appends `glob` unless the list holds it already. */
-static int add_unique(rlvr_str_list *l, const char *glob) {
-    for (size_t i = 0; i < l->n; i++)
-        if (strcmp(l->items[i], glob) == 0) return 0;
-    char **grown = realloc(l->items, (l->n + 1) * sizeof *grown);
-    if (!grown) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
-    l->items = grown;
-    if (!(l->items[l->n] = strdup(glob))) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
-    l->n++;
-    return 0;
-}
 
 /* Copies text to out escaping glob characters; false when it does not fit. */
 static bool glob_escape(char *out, size_t cap, const char *text, size_t len) {
@@ -114,7 +113,7 @@ static int editable_glob_of(const char *path, size_t len, rlvr_str_list *out) {
         if (!glob_escape(whole, sizeof whole, path, len)) return 0;
         snprintf(glob, sizeof glob, "/%s", whole);
     }
-    return add_unique(out, glob);
+    return rlvr_str_list_add_unique(out, glob);
 }
 
 int rlvr_task_editable_from_patch(const char *patch, rlvr_str_list *out) {

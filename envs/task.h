@@ -43,6 +43,11 @@ typedef struct {
     size_t n;
 } rlvr_str_list;
 
+/* Appends a copy of `s` unless the list holds it already. */
+int rlvr_str_list_add_unique(rlvr_str_list *l, const char *s);
+/* Frees the strings and the array; the list is empty afterwards. */
+void rlvr_str_list_clear(rlvr_str_list *l);
+
 /* Ceilings on one rollout (SPEC §5.5). 0 means "the run's [harness] value". */
 typedef struct {
     int64_t turns;          /* policy turns */
