@@ -319,17 +319,22 @@ void fixture_free(fixture *f) {
 }
 
 int fixture_patch(const fixture *f, const fixture_edit *edits, size_t n_edits, char **patch, size_t *len) {
+    return fixture_patch_repo(f->repo, f->base, f->root, edits, n_edits, patch, len);
+}
+
+int fixture_patch_repo(const char *repo, const char *base, const char *scratch, const fixture_edit *edits,
+                       size_t n_edits, char **patch, size_t *len) {
     *patch = NULL;
     *len = 0;
     char *work = NULL;
-    RLVR_TRY(rlvr_fs_mkdtemp(&work, f->root, "edit-"));
+    RLVR_TRY(rlvr_fs_mkdtemp(&work, scratch, "edit-"));
     char tree[41], git_dir[PATH_MAX];
     int rc = rlvr_fs_remove_tree(work);
-    if (rc == 0) rc = rlvr_git_export(f->repo, f->base, work, false, NULL, tree);
+    if (rc == 0) rc = rlvr_git_export(repo, base, work, false, NULL, tree);
     if (rc == 0) rc = apply_edits(work, edits, n_edits);
-    snprintf(git_dir, sizeof git_dir, "%s/.git", f->repo);
+    snprintf(git_dir, sizeof git_dir, "%s/.git", repo);
     rlvr_extract_result r;
-    if (rc == 0) rc = rlvr_diffgate_extract_dir(git_dir, f->base_tree, work, NULL, 8 << 20, &r);
+    if (rc == 0) rc = rlvr_diffgate_extract_dir(git_dir, tree, work, NULL, 8 << 20, &r);
     if (rc == 0) {
         *patch = r.patch;
         *len = r.len;

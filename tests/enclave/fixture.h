@@ -62,6 +62,10 @@ typedef struct {
 /* Applies the edits to a fresh checkout of the base commit and returns the
  * extracted patch (caller frees). */
 int fixture_patch(const fixture *f, const fixture_edit *edits, size_t n_edits, char **patch, size_t *len);
+/* The same for any work tree `repo` (its .git beside the files) at commit
+ * `base`: the checkout is made in a temporary directory under `scratch`. */
+int fixture_patch_repo(const char *repo, const char *base, const char *scratch, const fixture_edit *edits,
+                       size_t n_edits, char **patch, size_t *len);
 
 /* The reference solution and a few wrong ones, as edits. */
 extern const fixture_edit fixture_reference_sh[];   /* 1 edit */

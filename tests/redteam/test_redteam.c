@@ -1,19 +1,23 @@
 /* tests/redteam/test_redteam.c — exploit patches and behaviours against the
- * verifier enclave (issue 4, acceptance 1; SPEC §6 threat paths).
+ * verifier enclave in command mode (issue 4, acceptance 1; SPEC §6 threat
+ * paths). test_redteam_judge.c does the same for judge mode.
  *
  * Every case must score 0 (fail, timeout, rejected or dropped) with its
  * expected reason code, and afterwards everything outside the sandbox must
- * be as it was: the task's repository and hidden tests, the enclave's clean
- * snapshot, a canary directory the exploits aim at by absolute host path,
- * the sandbox host's scratch directory (no new entries), our descriptors,
- * and our children (only the pooled enclave's holder, with no children of
- * its own). The shell calculator's `mul` is wrong in every case: an exploit
- * only wins if it fools the check. */
+ * be as it was (redteam.h): the task's repository and hidden tests, the
+ * enclave's clean snapshot, a canary directory the exploits aim at by
+ * absolute host path, the sandbox host's scratch directory (no new
+ * entries), our descriptors, and our children (only the pooled enclave's
+ * holder, with no children of its own). The shell calculator's `mul` is
+ * wrong in every case: an exploit only wins if it fools the check.
+ *
+ * Flags, in any order: --unprivileged (running as uid 65534), --copy
+ * (sandboxes copy the snapshot instead of an overlay). */
 #include "test.h"
 
 #include "../enclave/fixture.h"
+#include "redteam.h"
 
-#include "core/log.h"
 #include "core/sys.h"
 #include "enclave/diffgate.h"
 #include "enclave/fsutil.h"
@@ -342,23 +346,6 @@ static const redteam_case cases[] = {
 
 /* ---- the harness of the suite ------------------------------------------------------------ */
 
-
-static int count_fds(void) { return fixture_count_entries("/proc/self/fd"); }
-
-typedef struct {
-    uint64_t fixture, snapshot;
-    int scratch, fds;
-} host_state;
-
-static host_state snapshot_host(const fixture *f, const rlvr_verify_task *task, const rlvr_sandbox_host *host) {
-    host_state s = {0};
-    CHECK_OK(rlvr_fs_hash_tree(f->root, &s.fixture));
-    CHECK_OK(rlvr_fs_hash_tree(rlvr_verify_task_tree(task), &s.snapshot));
-    s.scratch = fixture_count_entries(rlvr_sandbox_host_scratch(host));
-    s.fds = count_fds();
-    return s;
-}
-
 typedef struct {
     fixture f;
     rlvr_verify_task *task;
@@ -369,7 +356,7 @@ static int pooled; /* pooled enclaves alive: one per task */
 
 static void run_case(const redteam_case *rc, prepared *p, const context *ctx, rlvr_sandbox_host *host, int index) {
     if (rc->reason_without_landlock == SKIP_WITHOUT_LANDLOCK && !rlvr_sandbox_host_landlock(host)) {
-        printf("  %-45s skipped: no Landlock ABI 2 on this kernel\n", rc->name);
+        printf("  %-52s skipped: no Landlock ABI 2 on this kernel\n", rc->name);
         return;
     }
     char *patch = NULL;
@@ -388,62 +375,22 @@ static void run_case(const redteam_case *rc, prepared *p, const context *ctx, rl
     }
     CHECK_MSG(r == 0, "case \"%s\": building the patch: %s", rc->name, rlvr_error_last());
     if (r != 0) return;
-    host_state before = snapshot_host(&p->f, p->task, host);
-    double t0 = rlvr_now();
-    rlvr_enclave_verdict v;
-    r = rlvr_verify_patch(p->task, patch, len, tests_changed, 4242 + (uint64_t)index, &v);
-    CHECK_MSG(r == 0, "case \"%s\": %s", rc->name, rlvr_error_last());
-    free(patch);
-    if (r != 0) return;
-    bool scored_zero = v.verdict == RLVR_VERDICT_FAIL || v.verdict == RLVR_VERDICT_TIMEOUT ||
-                       v.verdict == RLVR_VERDICT_REJECTED || v.verdict == RLVR_VERDICT_DROPPED;
-    CHECK_MSG(scored_zero, "case \"%s\" was not scored 0: %s", rc->name, rlvr_verdict_name(v.verdict));
-    int want = rc->reason_without_landlock > 0 && !rlvr_sandbox_host_landlock(host) ? rc->reason_without_landlock
-                                                                                     : rc->reason;
-    bool unsampled = rc->reason_if_unsampled != RLVR_REASON_NONE && v.reason == rc->reason_if_unsampled;
-    if (unsampled)
-        printf("  (%s: ended before the sampler saw it at the limit: %s)\n", rc->name, rlvr_reason_name(v.reason));
-    CHECK_MSG(v.verdict == rc->verdict && (v.reason == want || unsampled), "case \"%s\": %s/%s, expected %s/%s",
-              rc->name,
-              rlvr_verdict_name(v.verdict), rlvr_reason_name(v.reason), rlvr_verdict_name(rc->verdict),
-              rlvr_reason_name(want));
-    if (rc->verdict == RLVR_VERDICT_REJECTED || rc->verdict == RLVR_VERDICT_DROPPED)
-        CHECK_MSG(v.runs == 0, "case \"%s\": a refused patch ran in %d enclaves", rc->name, v.runs);
-    /* everything outside the sandbox is as it was (once the last run's
-     * supervisor has finished exiting) */
-    rlvr_verify_task_settle(p->task);
-    host_state after = snapshot_host(&p->f, p->task, host);
-    CHECK_MSG(before.fixture == after.fixture, "case \"%s\" changed the task on the host", rc->name);
-    CHECK_MSG(before.snapshot == after.snapshot, "case \"%s\" changed the enclave's clean snapshot", rc->name);
-    CHECK_MSG(before.scratch == after.scratch, "case \"%s\" left entries in the scratch directory", rc->name);
-    CHECK_MSG(before.fds == after.fds, "case \"%s\" leaked descriptors (%d -> %d)", rc->name, before.fds, after.fds);
-    /* the sandbox processes are the spawner's children, not the runtime's */
-    pid_t spawner = rlvr_sandbox_host_spawner(host);
-    int children = fixture_count_children(spawner);
-    CHECK_MSG(children == pooled, "case \"%s\": %d children of the spawner, expected the %d pooled enclaves", rc->name,
-              children, pooled);
-    CHECK_MSG(fixture_count_grandchildren(spawner) == 0, "case \"%s\": a pooled enclave kept processes", rc->name);
-    CHECK_MSG(fixture_count_children(getpid()) == 1, "case \"%s\": the runtime has children besides the spawner",
-              rc->name);
     char secret[4200];
     snprintf(secret, sizeof secret, "%s/secret", ctx->canary);
-    char *text = NULL;
-    CHECK_OK(rlvr_fs_read_file(secret, &text, NULL));
-    CHECK(text && strcmp(text, "canary\n") == 0);
-    free(text);
-    printf("  %-45s %-8s %-22s %d runs  %.2f s\n", rc->name, rlvr_verdict_name(v.verdict), rlvr_reason_name(v.reason),
-           v.runs, rlvr_now() - t0);
+    redteam_target t = {.task = p->task, .host = host, .files = p->f.root, .canary = secret};
+    int want = rc->reason_without_landlock > 0 && !rlvr_sandbox_host_landlock(host) ? rc->reason_without_landlock
+                                                                                     : rc->reason;
+    redteam_expect x = {.name = rc->name, .verdict = rc->verdict, .reason = want, .reason_alt = rc->reason_if_unsampled,
+                        .alt_why = "ended before the sampler saw it at the limit"};
+    redteam_verify(&t, &x, patch, len, tests_changed, 4242 + (uint64_t)index, pooled);
+    free(patch);
 }
 
 int main(int argc, char **argv) {
-    rlvr_log_init_from_env();
-    bool unprivileged = argc > 1 && strcmp(argv[argc - 1], "--unprivileged") == 0;
-    if (unprivileged) CHECK(geteuid() != 0);
+    const char *name = NULL;
     rlvr_sandbox_host *host = NULL;
-    int rc = rlvr_sandbox_host_new(&host, NULL);
-    CHECK_MSG(rc == 0, "host: %s", rlvr_error_last());
-    if (rc) return test_summary("test_redteam");
-    printf("sandbox host: %s\n", rlvr_sandbox_host_describe(host));
+    int rc = redteam_start(argc, argv, "test_redteam", &name, &host);
+    if (rc) return rc;
 
     /* a host service an exploit would like to reach */
     int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -505,9 +452,8 @@ int main(int argc, char **argv) {
         rlvr_verify_task_free(prep[k].task);
         if (prep[k].f.root) fixture_free(&prep[k].f);
     }
-    CHECK(fixture_count_children(rlvr_sandbox_host_spawner(host)) == 0);
-    CHECK(fixture_count_entries(rlvr_sandbox_host_scratch(host)) == 0);
+    redteam_check_host_clean(host);
     rlvr_sandbox_host_free(host);
     printf("%zu red-team cases\n", n_cases);
-    return test_summary(unprivileged ? "test_redteam --unprivileged" : "test_redteam");
+    return redteam_summary(name, test_checks, test_failures);
 }
