@@ -208,100 +208,121 @@ static void render_public_tests(rlvr_text *out, const library *lib, const test_c
                  "}\n");
 }
 
-/* tests/runner.c (public): runs one library function for the judge,
- * `build/runner NAME ARG...`, and prints what it returns. It holds no
- * expected value. */
+/* tests/runner.c (public): answers the judge's calls, one per line on
+ * stdin ("sign -9"), with what the library returns, one line each. It holds
+ * no expected value. */
 static void render_runner(rlvr_text *out, const library *lib) {
-    rlvr_text_printf(out, "/* The hidden tests run the library through this program, one call per process:\n"
-                          " * build/runner NAME ARG... prints what NAME(ARG...) returns. Exit status 2: a call\n"
-                          " * it does not know. */\n"
+    rlvr_text_printf(out, "/* The hidden tests run the library through this program: each line on stdin,\n"
+                          " * NAME ARG..., is one call, answered by one line on stdout, what NAME(ARG...)\n"
+                          " * returns. A line it does not understand ends it with exit status 2. */\n"
                           "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n#include \"../lib.h\"\n\n"
-                          "static int number(const char *s, int *out) {\n"
-                          "    char *end;\n"
-                          "    long v = strtol(s, &end, 10);\n"
-                          "    if (!*s || *end) return 0;\n"
-                          "    *out = (int)v;\n"
-                          "    return 1;\n"
-                          "}\n\n"
-                          "int main(int argc, char **argv) {\n"
-                          "    int a[%d] = {0};\n"
-                          "    if (argc < 2 || argc > %d) return 2;\n"
-                          "    for (int i = 2; i < argc; i++)\n"
-                          "        if (!number(argv[i], &a[i - 2])) return 2;\n"
-                          "    int n = argc - 2;\n"
-                          "    const char *f = argv[1];\n",
-                     BC_MAX_ARGS, BC_MAX_ARGS + 2);
+                          "int main(void) {\n"
+                          "    char line[256];\n"
+                          "    while (fgets(line, sizeof line, stdin)) {\n"
+                          "        char f[64], *p = line, *end;\n"
+                          "        int a[%d] = {0}, n = 0;\n"
+                          "        size_t len = strcspn(p, \" \\n\");\n"
+                          "        if (len == 0 || len >= sizeof f) return 2;\n"
+                          "        memcpy(f, p, len);\n"
+                          "        f[len] = '\\0';\n"
+                          "        for (p += len; *p == ' '; p = end) {\n"
+                          "            long v = strtol(p + 1, &end, 10);\n"
+                          "            if (end == p + 1 || n == %d) return 2;\n"
+                          "            a[n++] = (int)v;\n"
+                          "        }\n"
+                          "        if (*p != '\\n') return 2;\n",
+                     BC_MAX_ARGS, BC_MAX_ARGS);
     for (int s = 0; s < lib->n_slots; s++) {
         const bc_unit *u = unit_of(lib, s);
         for (int f = 0; f < bc_unit_n_funcs(u); f++) {
             const bc_func *fn = &u->funcs[f];
-            rlvr_text_printf(out, "    %sif (strcmp(f, \"%s\") == 0 && n == %d)\n        printf(\"%%d\\n\", %s(",
+            rlvr_text_printf(out, "        %sif (strcmp(f, \"%s\") == 0 && n == %d)\n            printf(\"%%d\\n\", %s(",
                              s || f ? "else " : "", fn->name, fn->n_args, fn->name);
             for (int i = 0; i < fn->n_args; i++) rlvr_text_printf(out, "%sa[%d]", i ? ", " : "", i);
             rlvr_text_printf(out, "));\n");
         }
     }
-    rlvr_text_printf(out, "    else\n        return 2;\n    return 0;\n}\n");
+    rlvr_text_printf(out, "        else\n            return 2;\n        fflush(stdout);\n    }\n    return 0;\n}\n");
 }
 
 /* tests/judge.c (hidden): the expected values and the TAP, with the code
- * under test out of its process. Each test execs the runner in a child that
- * holds nothing but /dev/null, the answer pipe and stderr (never the
- * results descriptor), with a clean environment; it passes only when the
- * runner exits 0 after printing exactly the expected value. */
+ * under test out of its process. The runner runs in a child that holds
+ * nothing but the two pipes of the calls and stderr (never the results
+ * descriptor), with a clean environment; each test writes its call and
+ * passes only when the answer line is exactly the expected value. After a
+ * wrong answer (or none) the runner is killed and the next test starts a
+ * fresh one: a crash fails its own test only. */
 static void render_judge(rlvr_text *out, const library *lib, const test_case *tests, const int *which, int n) {
     rlvr_text_printf(out, "/* Hidden tests (the judge): judge RUNNER. TAP goes to $RLVR_RESULTS_FD (default\n"
                           " * stdout); $RLVR_TEST_ORDER (names) or $RLVR_TEST_SEED (a number) sets the order. */\n"
-                          "#define _GNU_SOURCE\n#include <errno.h>\n#include <fcntl.h>\n#include <stdio.h>\n"
-                          "#include <stdlib.h>\n#include <string.h>\n#include <sys/prctl.h>\n#include <sys/wait.h>\n"
-                          "#include <unistd.h>\n\n");
+                          "#define _GNU_SOURCE\n#include <errno.h>\n#include <fcntl.h>\n#include <signal.h>\n"
+                          "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include <sys/prctl.h>\n"
+                          "#include <sys/wait.h>\n#include <unistd.h>\n\n");
     render_table(out, tests, which, n);
-    rlvr_text_printf(out, "static const char *const calls[N][%d] = {", BC_MAX_ARGS + 2);
+    rlvr_text_printf(out, "static const char *const calls[N] = {");
     for (int i = 0; i < n; i++) {
         const test_case *t = &tests[which[i]];
         const bc_func *fn = &unit_of(lib, t->slot)->funcs[t->func];
-        rlvr_text_printf(out, "%s{\"%s\"", i ? ", " : "", fn->name);
-        for (int a = 0; a < fn->n_args; a++) rlvr_text_printf(out, ", \"%ld\"", t->a[a]);
-        rlvr_text_printf(out, "}");
+        rlvr_text_printf(out, "%s\"%s", i ? ", " : "", fn->name);
+        for (int a = 0; a < fn->n_args; a++) rlvr_text_printf(out, " %ld", t->a[a]);
+        rlvr_text_printf(out, "\\n\"");
     }
     rlvr_text_printf(out, "};\n\n");
     render_plan_order(out);
     rlvr_text_printf(out,
-                 "static int run(const char *runner, int i) {\n"
-                 "    int p[2];\n"
-                 "    if (pipe(p) != 0) return 0;\n"
+                 "static pid_t runner_pid = -1;\n"
+                 "static FILE *to_runner, *from_runner;\n\n"
+                 "static void stop_runner(void) {\n"
+                 "    if (runner_pid < 0) return;\n"
+                 "    fclose(to_runner);\n"
+                 "    fclose(from_runner);\n"
+                 "    kill(runner_pid, SIGKILL);\n"
+                 "    while (waitpid(runner_pid, NULL, 0) < 0 && errno == EINTR) {\n"
+                 "    }\n"
+                 "    runner_pid = -1;\n"
+                 "}\n\n"
+                 "static int start_runner(const char *runner) {\n"
+                 "    int in[2], out[2];\n"
+                 "    if (pipe2(in, O_CLOEXEC) != 0) return -1;\n"
+                 "    if (pipe2(out, O_CLOEXEC) != 0) return -1;\n"
                  "    pid_t pid = fork();\n"
-                 "    if (pid < 0) return 0;\n"
+                 "    if (pid < 0) return -1;\n"
                  "    if (pid == 0) {\n"
-                 "        int null = open(\"/dev/null\", O_RDONLY);\n"
-                 "        if (null < 0 || dup2(null, 0) < 0 || dup2(p[1], 1) < 0) _exit(127);\n"
+                 "        if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0) _exit(127);\n"
                  "        for (long fd = 3, max = sysconf(_SC_OPEN_MAX); fd < max && fd < 65536; fd++) close((int)fd);\n"
-                 "        const char *argv[%d] = {runner};\n"
-                 "        for (int k = 0; calls[i][k]; k++) argv[k + 1] = calls[i][k];\n"
+                 "        signal(SIGPIPE, SIG_DFL);\n"
+                 "        char *argv[] = {(char *)runner, NULL};\n"
                  "        char *envp[] = {\"PATH=/usr/local/bin:/usr/bin:/bin\", \"HOME=/tmp\", \"LANG=C.UTF-8\", NULL};\n"
-                 "        execve(runner, (char *const *)argv, envp);\n"
+                 "        execve(runner, argv, envp);\n"
                  "        _exit(127);\n"
                  "    }\n"
-                 "    close(p[1]);\n"
-                 "    char got[32];\n"
-                 "    size_t len = 0;\n"
-                 "    while (len < sizeof got - 1) {\n"
-                 "        ssize_t r = read(p[0], got + len, sizeof got - 1 - len);\n"
-                 "        if (r > 0) len += (size_t)r;\n"
-                 "        else if (r == 0 || errno != EINTR) break;\n"
+                 "    close(in[0]);\n"
+                 "    close(out[1]);\n"
+                 "    runner_pid = pid;\n"
+                 "    to_runner = fdopen(in[1], \"w\");\n"
+                 "    from_runner = fdopen(out[0], \"r\");\n"
+                 "    if (to_runner && from_runner) return 0;\n"
+                 "    kill(pid, SIGKILL);\n"
+                 "    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {\n"
                  "    }\n"
-                 "    got[len] = '\\0';\n"
-                 "    close(p[0]);\n"
-                 "    int st = 0;\n"
-                 "    while (waitpid(pid, &st, 0) < 0)\n"
-                 "        if (errno != EINTR) return 0;\n"
-                 "    char want[24];\n"
+                 "    if (to_runner) fclose(to_runner); else close(in[1]);\n"
+                 "    if (from_runner) fclose(from_runner); else close(out[0]);\n"
+                 "    runner_pid = -1;\n"
+                 "    return -1;\n"
+                 "}\n\n"
+                 "static int run(const char *runner, int i) {\n"
+                 "    if (runner_pid < 0 && start_runner(runner) != 0) return 0;\n"
+                 "    char got[32], want[24];\n"
                  "    snprintf(want, sizeof want, \"%%d\\n\", expected[i]);\n"
-                 "    return WIFEXITED(st) && WEXITSTATUS(st) == 0 && strcmp(got, want) == 0;\n"
+                 "    int ok = fputs(calls[i], to_runner) >= 0 && fflush(to_runner) == 0 &&\n"
+                 "             fgets(got, sizeof got, from_runner) && strcmp(got, want) == 0;\n"
+                 "    if (!ok) stop_runner();\n"
+                 "    return ok;\n"
                  "}\n\n"
                  "int main(int argc, char **argv) {\n"
                  "    /* nothing of this process for the code under test to read: memory, fds, environment */\n"
                  "    prctl(PR_SET_DUMPABLE, 0);\n"
+                 "    signal(SIGPIPE, SIG_IGN); /* a runner that died fails its test, not the judge */\n"
                  "    if (argc != 2) {\n"
                  "        fprintf(stderr, \"usage: judge RUNNER\\n\");\n"
                  "        return 2;\n"
@@ -318,9 +339,10 @@ static void render_judge(rlvr_text *out, const library *lib, const test_case *te
                  "        fprintf(tap, \"%%s %%d - %%s\\n\", ok ? \"ok\" : \"not ok\", k + 1, names[i]);\n"
                  "        failed += !ok;\n"
                  "    }\n"
+                 "    stop_runner();\n"
                  "    fflush(tap);\n"
                  "    return failed != 0;\n"
-                 "}\n", BC_MAX_ARGS + 3);
+                 "}\n");
 }
 
 /* ---- choosing the library, the bug and the tests ------------------------------------ */

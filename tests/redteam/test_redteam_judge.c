@@ -479,9 +479,9 @@ static int declared(const char *header, char names[][64], int *n_args, int cap) 
 }
 
 /* The fixer: the correct library's functions, static and renamed rt_fixed_*
- * (by macros, so their calls to each other follow), and rt_fixed_main(argc,
- * argv), which answers a runner call (`runner NAME ARG...`) with them and
- * exits; it returns when it does not know the call. */
+ * (by macros, so their calls to each other follow), and rt_fixed_main(),
+ * which answers the judge's calls (one per line on stdin, "NAME ARG...")
+ * with them as the runner would, and exits. */
 static int make_fixer(jtask *jt) {
     char names[MAX_NAMES][64];
     int n_args[MAX_NAMES];
@@ -498,19 +498,25 @@ static int make_fixer(jtask *jt) {
         rlvr_text_printf(&t, "%s%.*s\n", strncmp(line, "int ", 4) == 0 ? "static " : "", len, line);
     }
     for (int i = 0; i < n; i++) rlvr_text_printf(&t, "#undef %s\n", names[i]);
-    rlvr_text_printf(&t, "static void rt_fixed_main(int argc, char **argv) {\n"
-                         "    int a[8] = {0}, r;\n"
-                         "    if (argc < 2 || argc > 10) return;\n"
-                         "    for (int i = 2; i < argc; i++) a[i - 2] = atoi(argv[i]);\n"
-                         "    int n = argc - 2;\n");
+    rlvr_text_printf(&t, "static int rt_fixed_call(const char *f, const int *a, int n, int *r) {\n");
     for (int i = 0; i < n; i++) {
-        rlvr_text_printf(&t, "    %sif (strcmp(argv[1], \"%s\") == 0 && n == %d)\n        r = rt_fixed_%s(",
+        rlvr_text_printf(&t, "    %sif (strcmp(f, \"%s\") == 0 && n == %d)\n        *r = rt_fixed_%s(",
                          i ? "else " : "", names[i], n_args[i], names[i]);
         for (int a = 0; a < n_args[i]; a++) rlvr_text_printf(&t, "%sa[%d]", a ? ", " : "", a);
         rlvr_text_printf(&t, ");\n");
     }
-    rlvr_text_printf(&t, "    else\n        return;\n"
-                         "    printf(\"%%d\\n\", r);\n    fflush(stdout);\n    _exit(0);\n}\n");
+    rlvr_text_printf(&t, "    else\n        return 0;\n    return 1;\n}\n"
+                         "static void rt_fixed_main(int argc, char **argv) {\n"
+                         "    int a[8] = {0}, r, n = 0;\n"
+                         "    char line[256], *p, *end;\n"
+                         "    (void)argc, (void)argv;\n"
+                         "    while (fgets(line, sizeof line, stdin)) {\n"
+                         "        size_t len = strcspn(line, \" \\n\");\n"
+                         "        for (n = 0, p = line + len; *p == ' ' && n < 8; p = end) a[n++] = (int)strtol(p + 1, &end, 10);\n"
+                         "        line[len] = 0;\n"
+                         "        if (!rt_fixed_call(line, a, n, &r)) _exit(2);\n"
+                         "        printf(\"%%d\\n\", r);\n        fflush(stdout);\n"
+                         "    }\n    _exit(0);\n}\n");
     return take_text(&t, &jt->fixer);
 }
 
