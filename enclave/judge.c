@@ -217,6 +217,12 @@ static int read_stream(rlvr_judge *j, const char *data, size_t len, const char *
         uint64_t size;
         if (!take(&r, &size, sizeof size) || (uint64_t)(r.end - r.p) < size)
             return RLVR_FAIL(RLVR_ESANDBOX, "judge build: the answer was cut short");
+        if (size < 4 || memcmp(r.p, "\177ELF", 4) != 0)
+            return rlvr_error_set(RLVR_EINVAL,
+                                  "judge build \"%s\" left \"%s\", which is not an ELF program: a judge must be "
+                                  "compiled (the enclave runs it from a descriptor, which a script's interpreter "
+                                  "could not reopen)",
+                                  command, name);
         RLVR_TRY(write_program(j, name, r.p, size));
         r.p += size;
     }

@@ -212,67 +212,115 @@ static void sh_forger(rlvr_text *out, const char *stream, bool kill_group) {
 
 /* ---- making one probe ---------------------------------------------------------- */
 
-static int apply_edit(const char *dir, const probe_edit *e) {
+/* The file after the edit; the file of `dir` before it goes to *before
+ * (NULL for a new file; caller frees both). */
+static int edited(const char *dir, const probe_edit *e, rlvr_text *after, char **before) {
     char path[PATH_MAX * 2];
     snprintf(path, sizeof path, "%s/%s", dir, e->path);
     char *old = NULL;
     size_t old_len = 0;
+    *before = NULL;
     if (e->kind != EDIT_NEW) RLVR_TRY(rlvr_fs_read_file(path, &old, &old_len));
-    rlvr_text t = {0};
     if (e->kind == EDIT_APPEND) {
-        rlvr_text_append(&t, old, old_len);
-        if (old_len && old[old_len - 1] != '\n') rlvr_text_printf(&t, "\n");
-        rlvr_text_printf(&t, "%s", e->text);
+        rlvr_text_append(after, old, old_len);
+        if (old_len && old[old_len - 1] != '\n') rlvr_text_printf(after, "\n");
+        rlvr_text_printf(after, "%s", e->text);
     } else if (e->kind == EDIT_AFTER_FIRST_LINE) {
         const char *nl = old ? memchr(old, '\n', old_len) : NULL;
         size_t head = nl ? (size_t)(nl - old) + 1 : old_len;
-        rlvr_text_append(&t, old, head);
-        if (!nl) rlvr_text_printf(&t, "\n");
-        rlvr_text_printf(&t, "%s", e->text);
-        rlvr_text_append(&t, old + head, old_len - head);
+        rlvr_text_append(after, old, head);
+        if (!nl) rlvr_text_printf(after, "\n");
+        rlvr_text_printf(after, "%s", e->text);
+        rlvr_text_append(after, old + head, old_len - head);
     } else {
-        rlvr_text_printf(&t, "%s", e->text);
+        rlvr_text_printf(after, "%s", e->text);
     }
-    free(old);
-    int rc = gen_text_check(&t);
-    if (rc == 0) rc = gen_write_file(path, t.data, t.len);
-    rlvr_text_free(&t);
+    *before = old;
+    int rc = gen_text_check(after);
+    if (rc < 0) free(old), *before = NULL;
     return rc;
 }
 
-/* One probe: a checkout of the base (with the reference fix when
- * `reference`), the edits, and the diff against the base tree. */
-static int add_probe(probe_ctx *c, const char *klass, const char *part, bool reference, const probe_edit *edits,
-                     size_t n) {
+/* A new file as a git patch (every probe text ends with a newline). */
+static void new_file_patch(rlvr_text *out, const char *path, const char *text) {
+    size_t lines = 0;
+    for (const char *p = text; *p; p++) lines += *p == '\n';
+    rlvr_text_printf(out, "diff --git a/%s b/%s\nnew file mode 100644\n--- /dev/null\n+++ b/%s\n@@ -0,0 +1,%zu @@\n",
+                     path, path, path, lines);
+    for (const char *line = text; *line;) {
+        const char *end = strchr(line, '\n');
+        size_t n = end ? (size_t)(end - line) : strlen(line);
+        rlvr_text_printf(out, "+%.*s\n", (int)n, line);
+        line += n + (end ? 1 : 0);
+    }
+}
+
+/* The edits against the base checkout, diffed file by file in memory. */
+static int patch_from_base(probe_ctx *c, const probe_edit *edits, size_t n, rlvr_text *out) {
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        rlvr_text after = {0};
+        char *before = NULL, *diff = NULL;
+        rc = edited(c->base, &edits[i], &after, &before);
+        if (rc == 0 && !before) new_file_patch(out, edits[i].path, after.data);
+        else if (rc == 0) rc = gen_patch(&diff, edits[i].path, before, after.data);
+        if (rc == 0 && diff) rlvr_text_printf(out, "%s", diff);
+        free(diff);
+        free(before);
+        rlvr_text_free(&after);
+    }
+    return rc == 0 ? gen_text_check(out) : rc;
+}
+
+/* The edits on a checkout with the reference fix, and the diff of the whole
+ * checkout against the base tree (the fix's other files included). */
+static int patch_from_reference(probe_ctx *c, const probe_edit *edits, size_t n, rlvr_text *out) {
     char *dir = NULL, tree[41];
     RLVR_TRY(rlvr_fs_mkdtemp(&dir, c->scratch, "probe-"));
     int rc = rlvr_fs_remove_tree(dir);
     if (rc == 0) rc = rlvr_git_export(c->t->repository_path, c->t->base_commit, dir, false, NULL, tree);
-    if (rc == 0 && reference) rc = gen_apply_patch(dir, c->t->reference_patch);
-    for (size_t i = 0; rc == 0 && i < n; i++) rc = apply_edit(dir, &edits[i]);
+    if (rc == 0) rc = gen_apply_patch(dir, c->t->reference_patch);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        rlvr_text after = {0};
+        char *before = NULL, path[PATH_MAX * 2];
+        rc = edited(dir, &edits[i], &after, &before);
+        snprintf(path, sizeof path, "%s/%s", dir, edits[i].path);
+        if (rc == 0) rc = gen_write_file(path, after.data, after.len);
+        free(before);
+        rlvr_text_free(&after);
+    }
     char git_dir[PATH_MAX + 8];
     snprintf(git_dir, sizeof git_dir, "%s/.git", dir);
     rlvr_extract_result r;
     memset(&r, 0, sizeof r);
     if (rc == 0) rc = rlvr_diffgate_extract_dir(git_dir, tree, dir, NULL, 4 << 20, &r);
-    if (rc == 0) {
-        rlvr_probe *grown = realloc(c->out->items, (c->out->n + 1) * sizeof *grown);
-        if (!grown) {
-            rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
-            rlvr_extract_result_free(&r);
-        } else {
-            c->out->items = grown;
-            rlvr_probe *p = &grown[c->out->n++];
-            memset(p, 0, sizeof *p);
-            snprintf(p->klass, sizeof p->klass, "%s", klass);
-            snprintf(p->part, sizeof p->part, "%s", part);
-            p->patch = r.patch;
-            p->len = r.len;
-        }
-    }
+    if (rc == 0) rlvr_text_append(out, r.patch, r.len);
+    rlvr_extract_result_free(&r);
     rlvr_fs_remove_tree(dir);
     free(dir);
-    return rc;
+    return rc == 0 ? gen_text_check(out) : rc;
+}
+
+/* One probe: the edits against the base (on the reference fix when
+ * `reference`). */
+static int add_probe(probe_ctx *c, const char *klass, const char *part, bool reference, const probe_edit *edits,
+                     size_t n) {
+    rlvr_text patch = {0};
+    int rc = reference ? patch_from_reference(c, edits, n, &patch) : patch_from_base(c, edits, n, &patch);
+    rlvr_probe *grown = rc == 0 ? realloc(c->out->items, (c->out->n + 1) * sizeof *grown) : NULL;
+    if (rc == 0 && !grown) rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    if (rc < 0) {
+        rlvr_text_free(&patch);
+        return rc;
+    }
+    c->out->items = grown;
+    rlvr_probe *p = &grown[c->out->n++];
+    memset(p, 0, sizeof *p);
+    snprintf(p->klass, sizeof p->klass, "%s", klass);
+    snprintf(p->part, sizeof p->part, "%s", part);
+    p->patch = patch.data ? patch.data : calloc(1, 1);
+    p->len = patch.len;
+    return p->patch ? 0 : RLVR_FAIL(RLVR_ENOMEM, "out of memory");
 }
 
 /* ---- the classes ------------------------------------------------------------------ */

@@ -265,12 +265,15 @@ static void test_judge_mode(void) {
     CHECK(rlvr_verify_task_new(&task, host, &bad) == RLVR_EINVAL);
     CHECK_MSG(strstr(rlvr_error_last(), "no compiler today") && strstr(rlvr_error_last(), "status 3"), "%s",
               rlvr_error_last());
-    bad.judge_build = "echo > \"$RLVR_JUDGE_DIR/other\"";
+    bad.judge_build = "cp /bin/true \"$RLVR_JUDGE_DIR/other\"";
     CHECK(rlvr_verify_task_new(&task, host, &bad) == RLVR_EINVAL);
     CHECK_MSG(strstr(rlvr_error_last(), "\"judge\""), "%s", rlvr_error_last());
     bad.judge_build = "mkdir \"$RLVR_JUDGE_DIR/sub\"";
     CHECK(rlvr_verify_task_new(&task, host, &bad) == RLVR_EINVAL);
     CHECK_MSG(strstr(rlvr_error_last(), "\"sub\""), "%s", rlvr_error_last());
+    bad.judge_build = "printf '#!/bin/sh\\necho 1..1\\n' > \"$RLVR_JUDGE_DIR/judge\"";
+    CHECK(rlvr_verify_task_new(&task, host, &bad) == RLVR_EINVAL);
+    CHECK_MSG(strstr(rlvr_error_last(), "not an ELF program"), "%s", rlvr_error_last());
     bad = f.spec;
     bad.test_command = "true";
     CHECK(rlvr_verify_task_new(&task, host, &bad) == RLVR_EINVAL);
