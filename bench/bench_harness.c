@@ -1,7 +1,7 @@
 /* bench/bench_harness.c — `rlvr bench harness`: rollouts per second of the
  * multi-turn harness (envs/harness.h) with heavy-tailed tool latency, for 1
  * and for 64 concurrent environments, against the ideal overlap bound of the
- * same run (issue 6, acceptance 4).
+ * same run.
  *
  * Workload. GRPO groups of G = 8 rollouts (same task and step: the prompt is
  * prefilled once and forked) of multi-turn tasks, run through

@@ -1,6 +1,6 @@
 /* bench/bench_pipeline.c — `rlvr bench pipeline`: rollouts per second of
  * bounded-async GRPO (Δv_max = 2) against synchronous GRPO on the same MPI
- * layout, with heavy-tailed environment latency (issue 7, acceptance 3).
+ * layout, with heavy-tailed environment latency.
  *
  * Workload. The same tiny arithmetic training run twice, once with [train]
  * max_staleness = 0 and once with 2: 1 trainer, 1 verifier and R rollout
@@ -15,8 +15,8 @@
  * exactly what one synchronous step gives it ([dynamic_sampling] max_rounds
  * = 1), and starts a group only when all of it fits.
  *
- * Synchronous, a step waits for the slowest of its rollouts (SPEC §8:
- * T_step = max_i T_rollout + T_train); bounded-async, the rollout ranks
+ * Synchronous, a step waits for the slowest of its rollouts
+ * (T_step = max_i T_rollout + T_train); bounded-async, the rollout ranks
  * refill each environment as it frees and the trainer takes groups as they
  * finish, admitting only those with Δv ≤ 2.
  *

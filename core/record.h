@@ -1,5 +1,5 @@
 /* core/record.h — the rollout record: exactly what the policy sampled and
- * what happened, as SPEC §5 requires. Rollout ranks fill it, mpi/ sends it,
+ * what happened. Rollout ranks fill it, mpi/ sends it,
  * io/ stores it in shards, rl/ and the trainer read it.
  *
  * Token arrays are parallel, one entry per token of the whole context
@@ -103,7 +103,7 @@ void rlvr_rollout_reset(rlvr_rollout *r);
 int rlvr_rollout_push_token(rlvr_rollout *r, int32_t token, float logprob, float entropy, uint8_t mask);
 /* Appends a turn (grows as needed); returns its index through *index. */
 int rlvr_rollout_push_turn(rlvr_rollout *r, const rlvr_turn *turn, int32_t *index);
-/* Number of RLVR_TOKEN_POLICY tokens, |τ_gen| in SPEC §2. */
+/* Number of RLVR_TOKEN_POLICY tokens, |τ_gen| of rl/reward.h. */
 int32_t rlvr_rollout_policy_tokens(const rlvr_rollout *r);
 /* Deep copy (dst must be zeroed or freed before). */
 int rlvr_rollout_copy(rlvr_rollout *dst, const rlvr_rollout *src);

@@ -1,4 +1,4 @@
-/* enclave/diffgate.h — what may leave the policy's workspace (SPEC §6).
+/* enclave/diffgate.h — what may leave the policy's workspace.
  *
  * Extraction (rollout side) never trusts the workspace's .git: it diffs the
  * base tree of a runtime-owned repository against the workspace's files,

@@ -1,5 +1,5 @@
 /* enclave/sandbox.h — Linux sandboxes for policy workspaces and verification
- * enclaves (SPEC §6, docs/ENCLAVE.md).
+ * enclaves (docs/ENCLAVE.md).
  *
  * Three objects:
  * - rlvr_sandbox_host: what this machine allows, probed once (user
