@@ -44,6 +44,7 @@
 #include "enclave/gitrepo.h"
 #include "enclave/verify.h"
 #include "envs/gen.h"
+#include "envs/harness.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -290,25 +291,14 @@ static int bugfix_cases(rlvr_sandbox_host *host, const char *dir, int samples, d
     RLVR_TRY(rlvr_task_gen_one(&t, &o, 0, pool));
     rlvr_sandbox_limits lim;
     rlvr_sandbox_limits_default(&lim);
-    /* the spec the family's tasks get (envs/harness.c makes the same one) */
+    /* the spec the family's tasks get in training and evaluation */
     rlvr_verify_spec judge, command;
-    const char *f2p[64] = {0}, *p2p[64] = {0}, *run[8] = {0}, *pub[8] = {0}, *edit[8] = {0}, *prot[8] = {0};
-    for (size_t i = 0; i < t->fail_to_pass.n && i < 63; i++) f2p[i] = t->fail_to_pass.items[i];
-    for (size_t i = 0; i < t->pass_to_pass.n && i < 63; i++) p2p[i] = t->pass_to_pass.items[i];
-    for (size_t i = 0; i < t->judge_run.n && i < 7; i++) run[i] = t->judge_run.items[i];
-    for (size_t i = 0; i < t->public_test_files.n && i < 7; i++) pub[i] = t->public_test_files.items[i];
-    for (size_t i = 0; i < t->editable_paths.n && i < 7; i++) edit[i] = t->editable_paths.items[i];
-    for (size_t i = 0; i < t->protected_paths.n && i < 7; i++) prot[i] = t->protected_paths.items[i];
-    judge = (rlvr_verify_spec){.version = RLVR_VERIFY_SPEC_VERSION, .repo_dir = t->repository_path,
-                               .base_commit = t->base_commit, .hidden_dir = t->hidden_root_path, .fail_to_pass = f2p,
-                               .pass_to_pass = p2p, .protected_globs = prot, .public_tests = pub, .limits = lim,
-                               .consensus_runs = 1, .editable_globs = edit, .judge_build = t->judge_build,
-                               .judge_argv = run, .build_command = t->hidden_build_command};
+    rlvr_harness_verify_views views;
+    int rc = rlvr_harness_verify_spec(&judge, &views, t, &lim, 1);
     command = judge;
     char cmd[2048];
     command_mode(&command, t, compiler, cmd, sizeof cmd);
     const char *configs[] = {"bugfix_command", "bugfix_judge"};
-    int rc = 0;
     for (int k = 0; rc == 0 && k < 2; k++) {
         latency_row *r = &rep->rows[rep->n];
         snprintf(r->config, sizeof r->config, "%s", configs[k]);
@@ -328,6 +318,7 @@ static int bugfix_cases(rlvr_sandbox_host *host, const char *dir, int samples, d
                rep->quick ? "true" : "false");
         fflush(stdout);
     }
+    rlvr_harness_verify_views_free(&views);
     rlvr_task_free(t);
     return rc;
 }

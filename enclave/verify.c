@@ -127,7 +127,7 @@ static int hidden_globs(const char *dir, const char *rel, char ***out, char ***p
         }
         *g = '\0';
         rc = list_push(out, glob);
-        if (rc == 0) rc = list_push(paths, child);
+        if (rc == 0 && paths) rc = list_push(paths, child);
     }
     closedir(d);
     return rc;
@@ -198,7 +198,11 @@ int rlvr_verify_task_new(rlvr_verify_task **out, rlvr_sandbox_host *host, const 
             rc = list_push(&t->protected, g);
         }
     }
-    if (rc == 0 && spec->hidden_dir) rc = hidden_globs(spec->hidden_dir, "", &t->protected, &t->readonly, 0);
+    /* in judge mode the enclave never holds the hidden files: they are
+     * protected paths (a patch may not create them) but nothing to mount
+     * read-only */
+    if (rc == 0 && spec->hidden_dir)
+        rc = hidden_globs(spec->hidden_dir, "", &t->protected, judged ? NULL : &t->readonly, 0);
     if (rc == 0 && list_len((const char *const *)t->readonly) > 64) {
         /* many hidden files: protect their top-level directories instead */
         char **tops = NULL;
@@ -217,18 +221,13 @@ int rlvr_verify_task_new(rlvr_verify_task **out, rlvr_sandbox_host *host, const 
     if (rc == 0) rc = list_extend(&t->readonly, spec->public_tests);
     if (rc == 0 && !t->protected) rc = list_extend(&t->protected, NULL);
     if (rc == 0) rc = rlvr_verify_task_set_quarantine(t, spec->quarantined);
+    if (rc == 0 && !t->readonly) rc = list_extend(&t->readonly, NULL);
     if (rc == 0 && judged) {
-        /* the judge is built from the hidden files; the enclave never holds
-         * them, and nothing in it is read-only but the public tests */
         rc = rlvr_judge_build(&t->judge, host, spec->repo_dir, spec->base_commit, spec->hidden_dir, spec->judge_build,
                               &spec->limits);
         if (rc == 0 && !rlvr_judge_has(t->judge, spec->judge_argv[0]))
             rc = rlvr_error_set(RLVR_EINVAL, "the judge build \"%s\" did not leave the judge program \"%s\"",
                                 spec->judge_build, spec->judge_argv[0]);
-        list_free(t->readonly);
-        t->readonly = NULL;
-        if (rc == 0) rc = list_extend(&t->readonly, spec->public_tests);
-        if (rc == 0 && !t->readonly) rc = list_extend(&t->readonly, NULL);
     }
     char tree[41];
     if (rc == 0) rc = rlvr_snapshot_new(&t->snap, host);

@@ -813,34 +813,50 @@ static const char **list_view(const rlvr_str_list *l) {
     return v;
 }
 
+void rlvr_harness_verify_views_free(rlvr_harness_verify_views *v) {
+    free(v->f2p);
+    free(v->p2p);
+    free(v->protected_globs);
+    free(v->public_tests);
+    free(v->editable);
+    free(v->judge_argv);
+    memset(v, 0, sizeof *v);
+}
+
+int rlvr_harness_verify_spec(rlvr_verify_spec *spec, rlvr_harness_verify_views *v, const rlvr_task *t,
+                             const rlvr_sandbox_limits *limits, int consensus_runs) {
+    memset(v, 0, sizeof *v);
+    if (!t || !limits || consensus_runs < 1 || t->verifier != RLVR_VERIFIER_TESTS)
+        return RLVR_FAIL(RLVR_EINVAL, "verify spec: a \"tests\" task, limits and consensus_runs >= 1 needed");
+    v->f2p = list_view(&t->fail_to_pass);
+    v->p2p = list_view(&t->pass_to_pass);
+    v->protected_globs = list_view(&t->protected_paths);
+    v->public_tests = list_view(&t->public_test_files);
+    v->editable = list_view(&t->editable_paths);
+    v->judge_argv = list_view(&t->judge_run);
+    if (!v->f2p || !v->p2p || !v->protected_globs || !v->public_tests || !v->editable || !v->judge_argv)
+        return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    *spec = (rlvr_verify_spec){.version = RLVR_VERIFY_SPEC_VERSION, .repo_dir = t->repository_path,
+                               .base_commit = t->base_commit, .hidden_dir = t->hidden_root_path,
+                               .test_command = t->hidden_test_command, .fail_to_pass = v->f2p,
+                               .pass_to_pass = v->p2p, .protected_globs = v->protected_globs,
+                               .public_tests = v->public_tests, .limits = *limits,
+                               .consensus_runs = consensus_runs, .editable_globs = v->editable,
+                               .judge_build = t->judge_build, .judge_argv = t->judge_build ? v->judge_argv : NULL,
+                               .build_command = t->hidden_build_command};
+    return 0;
+}
+
 int rlvr_harness_verify_task_new(rlvr_verify_task **out, rlvr_sandbox_host *host, const rlvr_task *t,
                                  const rlvr_sandbox_limits *limits, int consensus_runs) {
     *out = NULL;
-    if (!host || !t || !limits || consensus_runs < 1 || t->verifier != RLVR_VERIFIER_TESTS)
-        return RLVR_FAIL(RLVR_EINVAL, "verify task: a host, a \"tests\" task, limits and consensus_runs >= 1 needed");
-    const char **f2p = list_view(&t->fail_to_pass), **p2p = list_view(&t->pass_to_pass);
-    const char **globs = list_view(&t->protected_paths), **pub = list_view(&t->public_test_files);
-    const char **editable = list_view(&t->editable_paths), **judge = list_view(&t->judge_run);
-    int rc;
-    if (!f2p || !p2p || !globs || !pub || !editable || !judge) {
-        rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
-    } else {
-        rlvr_verify_spec spec = {.version = RLVR_VERIFY_SPEC_VERSION, .repo_dir = t->repository_path,
-                                 .base_commit = t->base_commit, .hidden_dir = t->hidden_root_path,
-                                 .test_command = t->hidden_test_command, .fail_to_pass = f2p,
-                                 .pass_to_pass = p2p, .protected_globs = globs, .public_tests = pub,
-                                 .limits = *limits, .consensus_runs = consensus_runs, .editable_globs = editable,
-                                 .judge_build = t->judge_build, .judge_argv = t->judge_build ? judge : NULL,
-                                 .build_command = t->hidden_build_command};
-        rc = rlvr_verify_task_new(out, host, &spec);
-        if (rc < 0) rc = rlvr_error_wrap(rc, "task %s", t->id);
-    }
-    free(f2p);
-    free(p2p);
-    free(globs);
-    free(pub);
-    free(editable);
-    free(judge);
+    if (!host) return RLVR_FAIL(RLVR_EINVAL, "verify task: a sandbox host needed");
+    rlvr_verify_spec spec;
+    rlvr_harness_verify_views views;
+    int rc = rlvr_harness_verify_spec(&spec, &views, t, limits, consensus_runs);
+    if (rc == 0) rc = rlvr_verify_task_new(out, host, &spec);
+    if (rc < 0 && t) rc = rlvr_error_wrap(rc, "task %s", t->id);
+    rlvr_harness_verify_views_free(&views);
     return rc;
 }
 

@@ -183,9 +183,21 @@ int rlvr_harness_run(rlvr_sampler *s, const rlvr_tokenizer *tok, const rlvr_harn
 
 /* ---- verification of a finished "tests" rollout --------------------------------- */
 
-/* The enclave's view of a task (repository, hidden tests, FAIL_TO_PASS /
- * PASS_TO_PASS, protected paths, public tests), with `limits` for each
- * enclave run and `consensus_runs` (≥ 1) runs for a passing patch. */
+/* The enclave's view of a "tests" task (repository, hidden tests or judge,
+ * FAIL_TO_PASS / PASS_TO_PASS, protected and editable paths, public
+ * tests), with `limits` for each enclave run and `consensus_runs` (≥ 1)
+ * runs for a passing patch. The spec points into the task and into
+ * `views` (NULL-terminated lists the caller frees with
+ * rlvr_harness_verify_views_free, also after an error). */
+typedef struct {
+    const char **f2p, **p2p, **protected_globs, **public_tests, **editable, **judge_argv;
+} rlvr_harness_verify_views;
+
+int rlvr_harness_verify_spec(rlvr_verify_spec *spec, rlvr_harness_verify_views *views, const rlvr_task *task,
+                             const rlvr_sandbox_limits *limits, int consensus_runs);
+void rlvr_harness_verify_views_free(rlvr_harness_verify_views *views);
+
+/* rlvr_verify_task_new on that spec. */
 int rlvr_harness_verify_task_new(rlvr_verify_task **out, rlvr_sandbox_host *host, const rlvr_task *task,
                                  const rlvr_sandbox_limits *limits, int consensus_runs);
 

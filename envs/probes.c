@@ -32,6 +32,7 @@ typedef struct {
     rlvr_text stream;   /* a passing TAP stream: every required test ok, in the default order */
     rlvr_text decoy;    /* the same, one more failing test the task does not name */
     rlvr_probe_set *out;
+    const char **protected_globs, **editable_globs; /* the task's, NULL-terminated, for gate_allows */
 } probe_ctx;
 
 /* ---- small helpers ------------------------------------------------------------ */
@@ -51,21 +52,18 @@ static bool listed(const rlvr_str_list *l, const char *s) {
 
 /* What the verifier's gate would say of a path: the built-in rules, the
  * task's protected globs, its public and hidden test files, its allow-list. */
-static bool gate_allows(const rlvr_task *t, const char *path) {
-    const char **globs = calloc(t->protected_paths.n + 1, sizeof *globs);
-    if (!globs) return false;
-    for (size_t i = 0; i < t->protected_paths.n; i++) globs[i] = t->protected_paths.items[i];
-    bool ok = rlvr_diffgate_check_path(path, globs) == 0 && !listed(&t->public_test_files, path) &&
-              !listed(&t->hidden_test_files, path);
-    free(globs);
-    if (ok && t->editable_paths.n) {
-        const char **allow = calloc(t->editable_paths.n + 1, sizeof *allow);
-        if (!allow) return false;
-        for (size_t i = 0; i < t->editable_paths.n; i++) allow[i] = t->editable_paths.items[i];
-        ok = rlvr_diffgate_path_editable(path, allow);
-        free(allow);
-    }
-    return ok;
+static bool gate_allows(const probe_ctx *c, const char *path) {
+    const rlvr_task *t = c->t;
+    return rlvr_diffgate_check_path(path, c->protected_globs) == 0 && !listed(&t->public_test_files, path) &&
+           !listed(&t->hidden_test_files, path) &&
+           rlvr_diffgate_path_editable(path, t->editable_paths.n ? c->editable_globs : NULL);
+}
+
+/* A NULL-terminated view of a list (the strings are not copied). */
+static const char **view(const rlvr_str_list *l) {
+    const char **v = calloc(l->n + 1, sizeof *v);
+    for (size_t i = 0; v && i < l->n; i++) v[i] = l->items[i];
+    return v;
 }
 
 /* Every regular file under dir/rel (.git skipped), as relative paths. */
@@ -354,7 +352,7 @@ static int probe_build_lookup(probe_ctx *c) {
     if (rc == 0) rc = gen_text_check(&mk);
     static const char *const names[] = {"GNUmakefile", "makefile", "Makefile"};
     for (size_t i = 0; rc == 0 && i < 3; i++) {
-        if (listed(&c->files, names[i]) || !gate_allows(c->t, names[i])) continue;
+        if (listed(&c->files, names[i]) || !gate_allows(c, names[i])) continue;
         probe_edit e = {EDIT_NEW, "", mk.data};
         snprintf(e.path, sizeof e.path, "%s", names[i]);
         rc = add_probe(c, "build lookup", names[i], false, &e, 1);
@@ -405,7 +403,7 @@ static int probe_system_headers(probe_ctx *c) {
         for (size_t d = 0; rc == 0 && d < dirs.n; d++) {
             probe_edit e = {EDIT_NEW, "", body.data};
             snprintf(e.path, sizeof e.path, "%s%s%s", dirs.items[d], dirs.items[d][0] ? "/" : "", headers.items[h]);
-            if (listed(&c->files, e.path) || !gate_allows(c->t, e.path)) continue;
+            if (listed(&c->files, e.path) || !gate_allows(c, e.path)) continue;
             rc = add_probe(c, "system header", e.path, false, &e, 1);
         }
         rlvr_text_free(&body);
@@ -427,7 +425,7 @@ static int probe_forgers(probe_ctx *c, const char *klass, const char *stream, bo
     for (size_t i = 0; rc == 0 && i < c->files.n; i++) {
         const char *f = c->files.items[i];
         bool c_src = is_c_source(f), sh = has_suffix(f, ".sh");
-        if ((!c_src && !sh) || !gate_allows(c->t, f)) continue;
+        if ((!c_src && !sh) || !gate_allows(c, f)) continue;
         probe_edit e = {c_src ? EDIT_APPEND : EDIT_AFTER_FIRST_LINE, "", c_src ? cf.data : sf.data};
         snprintf(e.path, sizeof e.path, "%s", f);
         rc = add_probe(c, klass, f, false, &e, 1);
@@ -527,7 +525,7 @@ static int probe_hidden_run_time(probe_ctx *c) {
     for (int pass = 0; pass < 2 && !target; pass++)
         for (size_t i = 0; i < c->files.n && !target; i++) {
             const char *f = c->files.items[i];
-            if (!(has_suffix(f, ".c") || has_suffix(f, ".sh")) || !gate_allows(c->t, f)) continue;
+            if (!(has_suffix(f, ".c") || has_suffix(f, ".sh")) || !gate_allows(c, f)) continue;
             char needle[PATH_MAX + 8];
             snprintf(needle, sizeof needle, "+++ b/%s\n", f);
             if (pass == 0 && !strstr(c->t->reference_patch, needle)) continue;
@@ -558,9 +556,11 @@ int rlvr_task_probes(const rlvr_task *task, const char *scratch, rlvr_probe_set 
     if (task->verifier != RLVR_VERIFIER_TESTS) return 0;
     if (task->repository_kind != RLVR_REPO_DIRECTORY)
         return RLVR_FAIL(RLVR_EUNSUPPORTED, "task %s: probes need a repository directory", task->id);
-    probe_ctx c = {.t = task, .scratch = scratch, .out = out};
+    probe_ctx c = {.t = task, .scratch = scratch, .out = out, .protected_globs = view(&task->protected_paths),
+                   .editable_globs = view(&task->editable_paths)};
     char tree[41];
-    int rc = rlvr_fs_mkdtemp(&c.base, scratch, "probe-base-");
+    int rc = c.protected_globs && c.editable_globs ? 0 : RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    if (rc == 0) rc = rlvr_fs_mkdtemp(&c.base, scratch, "probe-base-");
     if (rc == 0) rc = rlvr_fs_remove_tree(c.base);
     if (rc == 0) rc = rlvr_git_export(task->repository_path, task->base_commit, c.base, false, NULL, tree);
     if (rc == 0) rc = walk(c.base, "", &c.files, 0);
@@ -575,6 +575,8 @@ int rlvr_task_probes(const rlvr_task *task, const char *scratch, rlvr_probe_set 
     rlvr_str_list_clear(&c.files);
     rlvr_text_free(&c.stream);
     rlvr_text_free(&c.decoy);
+    free(c.protected_globs);
+    free(c.editable_globs);
     if (rc < 0) {
         rlvr_probe_set_free(out);
         return rlvr_error_wrap(rc, "making the tampering probes of task %s", task->id);

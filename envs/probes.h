@@ -22,12 +22,14 @@
  *   does not name, then the whole process group killed: rewarded when the
  *   judge lets a failure excuse a killed run;
  * - hidden files at run time: the reference fix plus a guard that fails
- *   every test unless the code under test can open a hidden test file, the
- *   judge's program or its parent's memory or executable: rewarded when
- *   they are readable.
+ *   every test unless the code under test can open a hidden test file or the
+ *   judge's program, or read the executable link of an ancestor that is the
+ *   judge: rewarded when they are readable.
  * The patches are made on the host from the base tree and the reference
- * patch (the task's own trusted content); probes whose files the diff gate
- * refuses are counted as refused without running. */
+ * patch (the task's own trusted content); a file the diff gate would refuse
+ * (the task's protected and editable paths, its test files, the built-in
+ * rules) makes no probe, since a class's parts run as one patch, which the
+ * gate would refuse whole. */
 #ifndef RLVR_ENVS_PROBES_H
 #define RLVR_ENVS_PROBES_H
 
@@ -49,7 +51,7 @@ typedef struct {
 } rlvr_probe_set;
 
 /* The probes of a "tests" task, in the order above, every part of a class
- * one probe (rlvr_tasks check runs a class's parts together first and
+ * one probe (`rlvr tasks check` runs a class's parts together first and
  * apart only when that is rewarded). `scratch` is a directory for the
  * checkouts the patches are made in. */
 int rlvr_task_probes(const rlvr_task *task, const char *scratch, rlvr_probe_set *out);

@@ -184,7 +184,7 @@ static int score_job(rlvr_trainer *t, rlvr_harness_job *j, double *reward, uint8
     rlvr_rollout *r = &j->record;
     /* the verifier's score (envs/harness.c): partial credit already 0 where
      * the task's partial checks are not sealed */
-    rlvr_reward_input in = {.verdict = r->verdict, .stop = r->stop, .partial = r->reward.outcome, .partial_sealed = true,
+    rlvr_reward_input in = {.verdict = r->verdict, .stop = r->stop, .partial = r->reward.outcome,
                             .format = j->calls > 0 ? (double)j->calls_parsed / j->calls : 1.0,
                             .policy_tokens = rlvr_rollout_policy_tokens(r)};
     if (rlvr_rl_stop_is_truncation(r->stop)) in.verdict = RLVR_VERDICT_NONE;

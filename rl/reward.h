@@ -6,8 +6,9 @@
  *
  * R_outcome ∈ {0, 1} comes from the decisive check (the verifier's verdict),
  * or, with partial credit, the fraction of sealed tests passed — only for a
- * rollout whose partial checks are as sealed as the whole (the caller says
- * so per rollout: tasks verified by a judge, enclave/verify.h). R_format ∈ [0, 1] is the share of tool calls that parsed
+ * rollout whose partial checks are as sealed as the whole: the verifier
+ * reports a fraction only for tasks verified by a judge (enclave/verify.h,
+ * envs/harness.c) and 0 for every other failed rollout. R_format ∈ [0, 1] is the share of tool calls that parsed
  * against their schema. |τ_gen| counts policy tokens only.
  *
  * Shaping may never reorder success and failure. rlvr_rl_reward_config_check
@@ -59,8 +60,8 @@ typedef struct {
 typedef struct {
     rlvr_verdict verdict;
     rlvr_stop_reason stop;
-    double partial;                    /* the fraction of sealed tests the failed rollout passed, [0, 1] */
-    bool partial_sealed;               /* every partial check is as sealed as the whole */
+    double partial;                    /* the fraction of sealed tests the failed rollout passed, [0, 1]
+                                          (0 where the partial checks are not sealed) */
     double format;                     /* R_format ∈ [0, 1] */
     int64_t policy_tokens;             /* |τ_gen| ≤ max_tokens */
 } rlvr_reward_input;

@@ -16,7 +16,7 @@ static const rlvr_reward_config threshold = {.outcome = RLVR_OUTCOME_PARTIAL, .f
 
 static rlvr_reward score(const rlvr_reward_config *c, rlvr_verdict v, rlvr_stop_reason stop, double format,
                          int64_t tokens) {
-    rlvr_reward_input in = {.verdict = v, .stop = stop, .partial = 0.75, .partial_sealed = true,
+    rlvr_reward_input in = {.verdict = v, .stop = stop, .partial = 0.75,
                             .format = format, .policy_tokens = tokens};
     rlvr_reward out;
     CHECK_OK(rlvr_rl_reward(&out, &in, c));
@@ -37,10 +37,9 @@ static void test_values(void) {
     /* partial credit: 3 of 4 sealed tests */
     r = score(&threshold, RLVR_VERDICT_FAIL, RLVR_STOP_DONE, 0.0, 100);
     CHECK_NEAR(r.outcome, 0.75, 1e-15);
-    rlvr_reward_input unsealed = {.verdict = RLVR_VERDICT_FAIL, .stop = RLVR_STOP_DONE, .partial = 0.75,
-                                  .partial_sealed = false, .policy_tokens = 10};
-    CHECK_OK(rlvr_rl_reward(&r, &unsealed, &threshold));
-    CHECK(r.outcome == 0.0);
+    rlvr_reward_input out_of_range = {.verdict = RLVR_VERDICT_FAIL, .stop = RLVR_STOP_DONE, .partial = 1.5,
+                                      .policy_tokens = 10};
+    CHECK(rlvr_rl_reward(&r, &out_of_range, &threshold) == RLVR_EINVAL);
     /* threshold: free within the budget, γ per token beyond */
     r = score(&threshold, RLVR_VERDICT_PASS, RLVR_STOP_DONE, 1.0, 600);
     CHECK_NEAR(r.total, 1.05, 1e-15);
