@@ -5,7 +5,7 @@
 #include "io/metrics.h"
 #include "jobs/chain.h"
 #include "jobs/commands.h"
-#include "jobs/sbatch.h"
+#include "slurm/sbatch.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -1,6 +1,6 @@
 /* jobs/report.c — `rlvr report RUN [--out FILE.html] [--sweep DIR]...`: one
  * self-contained HTML page of a run's metrics (docs/REPORT.md). Charts are
- * inline SVG drawn by jobs/svg.c; the page loads nothing from anywhere.
+ * inline SVG drawn by io/svg.c; the page loads nothing from anywhere.
  *
  * Reads: RUN/metrics.h5 (rlvr train), RUN/sft/metrics.h5 (rlvr sft), the
  * run configuration (RUN/manifest.h5, else the latest checkpoint), the gate
@@ -15,7 +15,7 @@
 #include "io/metrics.h"
 #include "jobs/commands.h"
 #include "jobs/schemas.h"
-#include "jobs/svg.h"
+#include "io/svg.h"
 
 #include <dirent.h>
 #include <jansson.h>

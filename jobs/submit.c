@@ -14,7 +14,7 @@
 #include "jobs/chain.h"
 #include "jobs/commands.h"
 #include "jobs/run.h"
-#include "jobs/sbatch.h"
+#include "slurm/sbatch.h"
 
 #include <ctype.h>
 #include <errno.h>

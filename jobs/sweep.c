@@ -20,7 +20,7 @@
 #include "io/h5util.h"
 #include "jobs/commands.h"
 #include "jobs/evalcommon.h"
-#include "jobs/sbatch.h"
+#include "slurm/sbatch.h"
 #include "jobs/schemas.h"
 
 #include <errno.h>

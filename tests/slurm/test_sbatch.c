@@ -1,8 +1,8 @@
-/* tests/slurm/test_sbatch.c — jobs/sbatch.c without a cluster: template
+/* tests/slurm/test_sbatch.c — slurm/sbatch.c without a cluster: template
  * rendering, shell quoting, and sbatch / squeue / sacct / scancel replaced by
  * small fake scripts first on PATH (their answers are the formats the real
  * clients print, as seen with slurm-wlm 22.05). */
-#include "jobs/sbatch.h"
+#include "slurm/sbatch.h"
 #include "test.h"
 
 #include <stdlib.h>

@@ -1,5 +1,5 @@
-/* jobs/svg.c — SVG charts as text (see jobs/svg.h). */
-#include "jobs/svg.h"
+/* io/svg.c — SVG charts as text (see io/svg.h). */
+#include "io/svg.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* jobs/sbatch.h — batch scripts and Slurm's command-line clients, shared by
+/* slurm/sbatch.h — batch scripts and Slurm's command-line clients, shared by
  * `rlvr submit` (chains, jobs/submit.c) and `rlvr sweep`.
  *
  * Scripts are rendered from templates with @KEY@ placeholders; jobs are
@@ -7,8 +7,8 @@
  * code with a message (core/error.h) that names the command and carries its
  * stderr; nothing here prints or exits. The clients are found on PATH
  * (tests put fakes first on PATH to simulate failures). */
-#ifndef RLVR_JOBS_SBATCH_H
-#define RLVR_JOBS_SBATCH_H
+#ifndef RLVR_SLURM_SBATCH_H
+#define RLVR_SLURM_SBATCH_H
 
 #include <stdbool.h>
 #include <stddef.h>

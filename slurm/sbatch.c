@@ -1,5 +1,5 @@
-/* jobs/sbatch.c — templates and Slurm's clients (jobs/sbatch.h). */
-#include "jobs/sbatch.h"
+/* slurm/sbatch.c — templates and Slurm's clients (slurm/sbatch.h). */
+#include "slurm/sbatch.h"
 
 #include "core/error.h"
 

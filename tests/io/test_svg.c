@@ -1,8 +1,8 @@
-/* tests/jobs/test_svg.c — the SVG chart module of rlvr report (jobs/svg.h):
+/* tests/jobs/test_svg.c — the SVG chart module of rlvr report (io/svg.h):
  * nice ticks (exact cases and properties over many ranges), tick labels,
  * escaping, NaN gaps, stacked ranges, pass/fail marks, and thinning of long
  * series (size bounded, extremes kept). */
-#include "jobs/svg.h"
+#include "io/svg.h"
 #include "test.h"
 
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/* jobs/svg.h — self-contained SVG charts (lines with bands, stacked areas,
+/* io/svg.h — self-contained SVG charts (lines with bands, stacked areas,
  * pass/fail marks) drawn as text, for pages that must work offline
  * (rlvr report). No JavaScript, no external files: each chart is one
  * <svg class="chart"> element with axes, ticks, labels and a legend.
@@ -12,8 +12,8 @@
  * id="chart-<id>", data-series (series with at least one finite point) and
  * data-points (their finite points in all); every drawn series is a
  * <g class="series" data-name=… data-points=… data-axis="left|right">. */
-#ifndef RLVR_JOBS_SVG_H
-#define RLVR_JOBS_SVG_H
+#ifndef RLVR_IO_SVG_H
+#define RLVR_IO_SVG_H
 
 #include <stdbool.h>
 #include <stddef.h>
