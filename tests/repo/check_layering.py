@@ -116,7 +116,7 @@ def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     root = sys.argv[1]
-    rules = read_rules(os.path.join(root, "docs", "DESIGN.md"))
+    rules = read_rules(os.path.join(root, "docs/DESIGN.md"))
     if "--self-test" in sys.argv[2:]:
         return self_test(root, rules)
     found = violations(root, rules)
