@@ -1,10 +1,10 @@
 /* rl/plan.h — the capacity planner behind `rlvr plan CONFIG`.
  *
  * From a run configuration plus assumed or measured rates and timings it
- * computes what a user should know before spending an allocation (SPEC §1–4,
- * §6, §8): pass@G coverage and the chance that a group carries no signal,
- * the largest advantage one success can get, the share of positive rewards
- * that are verifier false accepts, the consensus false-pass rate, the token
+ * computes what a user should know before spending an allocation (docs/RL.md
+ * "Worked examples"): pass@G coverage and the chance that a group carries no
+ * signal, the largest advantage one success can get, the share of positive
+ * rewards that are verifier false accepts, the consensus false-pass rate, the token
  * cost of Monte-Carlo turn credit, rollout throughput for cold vs snapshot
  * environment resets, synchronous vs bounded-async step time under
  * heavy-tailed rollout times, and the verifier capacity that keeps up with
