@@ -24,9 +24,9 @@
  * sampling log-probs and entropies, the loss mask, one rlvr_turn per policy
  * turn, the stop reason and timings. Nothing is ever re-tokenised.
  *
- * Scheduling (turns, not whole rollouts): rlvr_harness_run drives many rollouts at once, one
- * per sampler slot; each step decodes one token for every rollout that is
- * ready, in one batched rlvr_sampler_decode; a group's rollouts share their
+ * Scheduling (turns, not whole rollouts): rlvr_harness_run drives many
+ * rollouts at once, one per sampler slot; each step decodes one token for
+ * every rollout that is ready, in one batched rlvr_sampler_decode; a group's rollouts share their
  * prompt's prefill (rlvr_harness_run below). Tools run as child processes
  * of their rollout's workspace sandbox, started without blocking
  * (enclave/sandbox.h "runs without blocking"); one thread drives them all
