@@ -66,6 +66,18 @@ static void test_functions(void) {
     /* example 7: flaky test: 1 − 0.8^16 ≈ 0.97; consensus 0.20^3 = 0.008 */
     CHECK_PRINTED(rlvr_rl_pass_at_k_rate(0.20, 16), 2, 0.97);
     CHECK_PRINTED(rlvr_rl_pass_hat_k_rate(0.20, 3), 3, 0.008);
+
+    /* docs/EVAL.md "Worked example": 3 successes in 16 samples */
+    double e;
+    CHECK_OK(rlvr_rl_pass_at_k(&e, 16, 3, 1));
+    CHECK_NEAR(e, 0.1875, 1e-15);
+    CHECK_OK(rlvr_rl_pass_at_k(&e, 16, 3, 4));
+    CHECK_PRINTED(100 * e, 1, 60.7); /* 1 − 715/1820 */
+    CHECK_OK(rlvr_rl_pass_at_k(&e, 16, 3, 8));
+    CHECK_NEAR(e, 0.9, 1e-12); /* 1 − 1287/12870 */
+    CHECK_OK(rlvr_rl_pass_hat_k(&e, 16, 3, 2));
+    CHECK_NEAR(e, 0.025, 1e-15); /* 3/120 */
+    CHECK_PRINTED(100 * rlvr_rl_pass_at_k_rate(0.1875, 8), 1, 81.0); /* plugging p̂ in instead */
 }
 
 static void test_planner_on_example_file(void) {
