@@ -1,4 +1,5 @@
-/* envs/check.h — pool validation (SPEC §8) and the validated-pool manifest.
+/* envs/check.h — pool validation (docs/TASKS.md "Pool validation") and the
+ * validated-pool manifest.
  *
  * Checking a task makes sure its reward means something:
  * - distinguishability: the untouched repository fails (every FAIL_TO_PASS

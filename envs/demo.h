@@ -2,7 +2,7 @@
  * the tools by a scripted policy (rlvr_harness_script_fn), so that SFT data,
  * the oracle of the tests and a human watching `rlvr agent` all go through
  * the harness, the chat template and the sandboxed tools exactly as a
- * sampled rollout does (SPEC §5.6, no second code path).
+ * sampled rollout does (docs/TASKS.md "Harness", no second code path).
  *
  * "tests" tasks: for every file the reference patch changes
  *     turn: read_file {"path": P}

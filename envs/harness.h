@@ -1,5 +1,5 @@
 /* envs/harness.h — the multi-turn harness: one code path for training
- * rollouts, evaluation and interactive use (SPEC §5.6).
+ * rollouts, evaluation and interactive use (docs/TASKS.md "Harness").
  *
  * A rollout:
  *   prompt (rlvr_harness_render_prompt: <|bos|> [system: tools] user <|assistant|>)
@@ -24,9 +24,9 @@
  * sampling log-probs and entropies, the loss mask, one rlvr_turn per policy
  * turn, the stop reason and timings. Nothing is ever re-tokenised.
  *
- * Scheduling (SPEC §5.4): rlvr_harness_run drives many rollouts at once, one
- * per sampler slot; each step decodes one token for every rollout that is
- * ready, in one batched rlvr_sampler_decode; a group's rollouts share their
+ * Scheduling (turns, not whole rollouts): rlvr_harness_run drives many
+ * rollouts at once, one per sampler slot; each step decodes one token for
+ * every rollout that is ready, in one batched rlvr_sampler_decode; a group's rollouts share their
  * prompt's prefill (rlvr_harness_run below). Tools run as child processes
  * of their rollout's workspace sandbox, started without blocking
  * (enclave/sandbox.h "runs without blocking"); one thread drives them all

@@ -8,9 +8,9 @@
  * - a ".json" file: a pool of one.
  * Task ids are unique in a pool.
  *
- * Split hygiene (SPEC §8): train tasks share no split key with eval or
- * regression tasks, so no repository or template is both trained on and
- * measured. Training and evaluation refuse a pool, or a set of pools, that
+ * Split hygiene (docs/TASKS.md "Pools"): train tasks share no split key with
+ * eval or regression tasks, so no repository or template is both trained on
+ * and measured. Training and evaluation refuse a pool, or a set of pools, that
  * breaks it. */
 #ifndef RLVR_ENVS_POOL_H
 #define RLVR_ENVS_POOL_H

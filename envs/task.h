@@ -48,7 +48,7 @@ int rlvr_str_list_add_unique(rlvr_str_list *l, const char *s);
 /* Frees the strings and the array; the list is empty afterwards. */
 void rlvr_str_list_clear(rlvr_str_list *l);
 
-/* Ceilings on one rollout (SPEC §5.5). 0 means "the run's [harness] value". */
+/* Ceilings on one rollout (docs/CONFIG.md "[harness]"). 0 means "the run's [harness] value". */
 typedef struct {
     int64_t turns;          /* policy turns */
     int64_t policy_tokens;  /* tokens the policy samples, all turns together */

@@ -16,8 +16,8 @@
  * fills an rlvr_tool_error whose `observation` is the exact text the policy
  * receives as the tool's output. The text depends only on the call and the
  * task's tool set, so training and deployment reject a call with the same
- * words (SPEC §5.6); docs/TASKS.md lists every form. Executing tools is the
- * harness's job (inside the workspace sandbox), not this file's. */
+ * words; docs/TASKS.md "Malformed calls" lists every form. Executing tools
+ * is the harness's job (inside the workspace sandbox), not this file's. */
 #ifndef RLVR_ENVS_TOOLS_H
 #define RLVR_ENVS_TOOLS_H
 

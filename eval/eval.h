@@ -1,4 +1,4 @@
-/* eval/eval.h — offline evaluation of one policy on a set of tasks (SPEC §8):
+/* eval/eval.h — offline evaluation of one policy on a set of tasks:
  * pass@1, pass@k and pass^k with intervals, per family and overall, and the
  * paired difference of two policies on the same tasks. docs/EVAL.md has the
  * formulas and the JSON fields.

@@ -1,4 +1,4 @@
-/* eval/gate.h — the release gate (SPEC §8, docs/EVAL.md "Release gate"):
+/* eval/gate.h — the release gate (docs/EVAL.md "Release gate"):
  * decides from evaluations of a baseline and a candidate checkpoint on the
  * same held-out tasks whether the candidate may be promoted.
  *

@@ -1,5 +1,5 @@
 /* io/shard.h — rollout shards: the rollouts one trainer rank consumed in one
- * step, exactly as sampled (SPEC §5), in one HDF5 file.
+ * step, exactly as sampled (docs/FORMATS.md "Rollout shard"), in one HDF5 file.
  *
  *   writer: rlvr_shard_create → rlvr_shard_append (as rollouts arrive) →
  *           rlvr_shard_commit (or rlvr_shard_abort)

@@ -1,7 +1,8 @@
-/* jobs/agent.c — `rlvr agent --task SPEC [--checkpoint C] [--verify]`:
- * interactive and deployment use of the policy (SPEC §5.6). One rollout of
- * the task through the harness — the code path training and evaluation
- * use (envs/harness.h, jobs/play.h) — printed as it happens from the
+/* jobs/agent.c — `rlvr agent --task TASK [--checkpoint C] [--verify]`:
+ * interactive and deployment use of the policy, in the harness it is trained
+ * in (docs/TASKS.md "Harness"). One rollout of the task through the
+ * harness — the code path training and evaluation use (envs/harness.h,
+ * jobs/play.h) — printed as it happens from the
  * harness's events: the prompt, each policy turn as soon as it is written
  * ({{...}}), each tool's observation when the tool returns ([[...]]), the
  * end; then the patch the rollout leaves in its workspace and, with
@@ -24,7 +25,7 @@ typedef struct {
 } agent_opts;
 
 static void usage(FILE *out) {
-    fprintf(out, "usage: rlvr agent --task SPEC [--checkpoint C] [--seed S] [--temperature T] [--verify]\n"
+    fprintf(out, "usage: rlvr agent --task TASK [--checkpoint C] [--seed S] [--temperature T] [--verify]\n"
                  "                  [--color | --no-color]\n"
                  "%s"
                  "  --verify           verify the rollout's patch in the enclave and print the verdict\n",

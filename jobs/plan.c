@@ -19,7 +19,7 @@
 /* ---- number formatting ------------------------------------------------- */
 
 /* Integer with a space between groups of three digits from five digits on,
- * as SPEC.md writes them: 8192, 15 360, 1 797 120. */
+ * as docs/RL.md "Worked examples" writes them: 8192, 15 360, 1 797 120. */
 static const char *grouped(char *buf, size_t cap, int64_t v) {
     char digits[32];
     snprintf(digits, sizeof digits, "%" PRId64, v < 0 ? -v : v);

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 const char play_flags_help[] =
-    "  --task SPEC        a task spec (.json)\n"
+    "  --task TASK        a task spec (.json)\n"
     "  --checkpoint C     policy weights (default: a small random-weights model)\n"
     "  --seed S           sampling seed (default 1)\n"
     "  --temperature T    sampling temperature (default 1)\n"

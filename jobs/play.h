@@ -26,7 +26,7 @@ void play_options_default(play_options *o);
  * 1 when it was one, 0 when not, -1 for a bad value. */
 int play_parse_flag(play_options *o, int argc, char **argv, int *i);
 
-/* "  --task SPEC ..." lines for a usage text. */
+/* "  --task TASK ..." lines for a usage text. */
 extern const char play_flags_help[];
 
 typedef struct {

@@ -1,4 +1,4 @@
-/* jobs/rollout.c — `rlvr rollout --task SPEC [--checkpoint C] --n N --show`:
+/* jobs/rollout.c — `rlvr rollout --task TASK [--checkpoint C] --n N --show`:
  * runs N rollouts of one task through the harness (envs/harness.h, the same
  * code path as training and evaluation; jobs/play.h), verifies them, and
  * prints one line per rollout; --show renders each trajectory for humans
@@ -23,7 +23,7 @@ typedef struct {
 } rollout_opts;
 
 static void usage(FILE *out) {
-    fprintf(out, "usage: rlvr rollout --task SPEC [--checkpoint C] [--n N] [--show] [--seed S] [--temperature T]\n"
+    fprintf(out, "usage: rlvr rollout --task TASK [--checkpoint C] [--n N] [--show] [--seed S] [--temperature T]\n"
                  "                    [--color | --no-color]\n"
                  "%s"
                  "  --n N              rollouts (default 1)\n"

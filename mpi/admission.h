@@ -1,4 +1,5 @@
-/* mpi/admission.h — the bounded-staleness gate (SPEC §8).
+/* mpi/admission.h — the bounded-staleness gate (docs/OPERATIONS.md
+ * "Asynchronous training").
  *
  * Every record carries v_rollout, the policy version that generated it. On
  * arrival the leader computes Δv = v_trainer − v_rollout and admits the

@@ -5,7 +5,7 @@
  * "MPI_Isend failed: MPI_ERR_RANK: invalid rank (at mpi/queue.c:88)" in the
  * thread's error slot (core/error.h) and return RLVR_EMPI. In MPI 3.1 the
  * library state after an error is undefined: callers log, checkpoint if they
- * can, and exit non-zero; they do not try to go on (hpc-anchors §3.5). */
+ * can, and exit non-zero; they do not try to go on. */
 #ifndef RLVR_MPI_CHECK_H
 #define RLVR_MPI_CHECK_H
 

@@ -109,8 +109,8 @@ fail:
 
 void rlvr_weights_free(rlvr_weights *w) {
     if (!w) return;
-    /* A posted broadcast cannot be freed (MPI 3.1 §5.12) and would write into
-     * the buffers later: leave the buffers to the process when one is pending. */
+    /* A posted broadcast cannot be freed (MPI 3.1, section 5.12) and would
+     * write into the buffers later: leave the buffers to the process when one is pending. */
     bool pending = false;
     for (int i = 0; i < w->n_reqs; i++) pending |= w->reqs[i] != MPI_REQUEST_NULL;
     if (pending) return;

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* external32 sizes are fixed by the MPI standard (MPI 3.1 §13.5.2). */
+/* external32 sizes are fixed by the MPI standard (MPI 3.1, section 13.5.2). */
 #define EXT_I32 4
 #define EXT_I64 8
 #define EXT_F32 4

@@ -1,7 +1,7 @@
 /* policy/sampler_kernels.h — batch-invariant kernels for the sampler.
  *
  * The sampler must draw the same tokens whether a sequence is decoded alone
- * or with 15 others (SPEC §5, DESIGN "Determinism"). BLAS gives no such
+ * or with 15 others (docs/POLICY.md "Batch invariance"). BLAS gives no such
  * promise: sgemm may block and sum a row differently depending on the number
  * of rows M. Here every output element is computed by one thread in one
  * fixed order, whatever the other rows are, how many there are, or how many

@@ -1,5 +1,6 @@
 /* policy/template.h — the chat/tool template, rendered straight to token ids
- * (never text that is tokenised again, SPEC §5.2).
+ * (never text that is tokenised again: re-tokenising a transcript can
+ * merge boundaries into tokens the policy never emitted).
  *
  * A conversation is a token sequence:
  *

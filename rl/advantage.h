@@ -1,5 +1,5 @@
-/* rl/advantage.h — group advantages (SPEC §4) and Monte-Carlo turn credit
- * (SPEC §3).
+/* rl/advantage.h — group advantages (GRPO) and Monte-Carlo turn credit
+ * (docs/RL.md "One training step"; figures in "Worked examples" 3–5).
  *
  * A group is the G rollouts of one task drawn from π_θold, with rewards r_i.
  *   std:  A_i = (r_i − mean(r)) / (std(r) + ε), population std (1/G)
@@ -45,7 +45,8 @@ int rlvr_rl_mc_value(double *value, const double *fork_rewards, int K);
  * every state valued this is V̂(s_{t+1}) − V̂(s_t). */
 int rlvr_rl_turn_advantages(double *turn_adv, const double *value, const uint8_t *valued, int n_turns);
 
-/* Chooses the states to fork from (SPEC §3: branch selectively). Candidate
+/* Chooses the states to fork from (branching at every turn costs K·T²
+ * tokens, docs/RL.md "Worked examples" 4, so branch selectively). Candidate
  * branch point t ∈ [1, n_turns − 1] is the state before turn t. First the
  * states right after a state-changing tool call (state_changed[t − 1] != 0),
  * then states whose next-token entropy entropy[t] ≥ entropy_threshold, highest

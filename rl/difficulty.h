@@ -1,5 +1,6 @@
 /* rl/difficulty.h — difficulty-aware task selection, the group-size rule and
- * dynamic sampling (SPEC §4, countermeasures to zero-variance groups).
+ * dynamic sampling: the countermeasures to zero-variance groups
+ * (docs/RL.md "Worked examples" 6).
  *
  * Tracker: per task an exponential moving average p̂(q) of the success rate
  * of its groups, with counts. The first group sets p̂ to its rate; later ones
@@ -16,8 +17,8 @@
  * low but nonzero p̂, G grows from the default until that probability reaches
  * the target, up to max_group_size.
  *
- * Dynamic sampling: zero-variance groups are always dropped (training on
- * all-pass or all-fail groups is a fallacy, SPEC §9); the sampler keeps
+ * Dynamic sampling: zero-variance groups are always dropped (an all-pass or
+ * all-fail group costs G rollouts and gives no gradient); the sampler keeps
  * drawing rounds until the step holds the required informative groups or the
  * round cap is hit, and reports the shortfall. */
 #ifndef RLVR_RL_DIFFICULTY_H

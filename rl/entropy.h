@@ -1,4 +1,4 @@
-/* rl/entropy.h — the adaptive entropy coefficient (SPEC §7).
+/* rl/entropy.h — the adaptive entropy coefficient (docs/CONFIG.md "[entropy]").
  *
  * Entropy collapse makes a group's rollouts copies of each other: rewards
  * become equal and the gradient vanishes. The entropy bonus α_H·H_t of the

@@ -1,5 +1,6 @@
-/* rl/estimators.h — success estimators for evaluation and planning (SPEC §1,
- * §8). eval/ uses them for the release gate and sweeps.
+/* rl/estimators.h — success estimators for evaluation and planning
+ * (docs/EVAL.md "Estimators", docs/RL.md "Worked examples" 1). eval/ uses
+ * them for the release gate and sweeps.
  *
  *   pass@k (unbiased, from n samples with c successes) = 1 − C(n−c, k)/C(n, k)
  *   pass^k (all k repeated runs succeed)               = C(c, k)/C(n, k)

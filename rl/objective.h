@@ -1,5 +1,5 @@
 /* rl/objective.h — the token-level GRPO objective the trainer differentiates
- * (SPEC §4, §7, §8).
+ * (docs/RL.md "The objective").
  *
  * Per policy token t of sequence i, with advantage A (the sequence's, or the
  * token's own under turn credit):
@@ -26,7 +26,7 @@
  * The constant normaliser is the recommended default: 1/|o_i| shrinks the
  * per-token penalty of long failures.
  *
- * SIGN CONVENTION. The SPEC's objective J = Σ_t n_t·J_t is maximised. This
+ * SIGN CONVENTION. The GRPO objective J = Σ_t n_t·J_t is maximised. This
  * function returns the value to MINIMISE,
  *     loss = −Σ_t n_t·J_t,
  * and its derivatives

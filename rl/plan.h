@@ -1,15 +1,15 @@
 /* rl/plan.h — the capacity planner behind `rlvr plan CONFIG`.
  *
  * From a run configuration plus assumed or measured rates and timings it
- * computes what a user should know before spending an allocation (SPEC §1–4,
- * §6, §8): pass@G coverage and the chance that a group carries no signal,
- * the largest advantage one success can get, the share of positive rewards
- * that are verifier false accepts, the consensus false-pass rate, the token
- * cost of Monte-Carlo turn credit, rollout throughput for cold vs snapshot
- * environment resets, synchronous vs bounded-async step time under
+ * computes what a user should know before spending an allocation (docs/RL.md
+ * "Worked examples"): pass@G coverage and the chance that a group carries no
+ * signal, the largest advantage one success can get, the share of positive
+ * rewards that are verifier false accepts, the consensus false-pass rate,
+ * the token cost of Monte-Carlo turn credit, rollout throughput for cold vs
+ * snapshot environment resets, synchronous vs bounded-async step time under
  * heavy-tailed rollout times, and the verifier capacity that keeps up with
- * generation. Every figure is computed here from the inputs; jobs/plan.c only
- * prints. */
+ * generation. Every figure is computed here from the inputs; jobs/plan.c
+ * only prints. */
 #ifndef RLVR_RL_PLAN_H
 #define RLVR_RL_PLAN_H
 

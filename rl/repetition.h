@@ -1,4 +1,5 @@
-/* rl/repetition.h — streaming n-gram repetition detector (SPEC §7).
+/* rl/repetition.h — streaming n-gram repetition detector (docs/CONFIG.md
+ * "[repetition]").
  *
  * The rollout worker feeds every policy token as it is sampled. The detector
  * counts how often each n-gram occurs among the n-grams that end in the last

@@ -1,4 +1,5 @@
-/* rl/reward.h — the scalar reward of one rollout (SPEC §2).
+/* rl/reward.h — the scalar reward of one rollout (docs/RL.md "Rewards that
+ * cannot reorder success").
  *
  *   linear:     R = R_outcome + λ_fmt·R_format − α·|τ_gen| / T_max
  *   threshold:  R = R_outcome + λ_fmt·R_format − γ·max(0, |τ_gen| − T_budget)
@@ -19,7 +20,7 @@
  *   none:      λ_fmt < 1
  *   threshold: λ_fmt < 1 for trajectories within the budget, and
  *              γ·(T_max − T_budget) ≥ 1 + λ_fmt, so a rollout at the cap can
- *              never earn a positive reward (SPEC: ≥ 1 when λ_fmt = 0). Beyond
+ *              never earn a positive reward (≥ 1 when λ_fmt = 0). Beyond
  *              the budget the penalty is meant to outweigh success.
  * With partial credit the bound compares a full pass with a zero pass.
  *

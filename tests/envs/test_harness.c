@@ -1,4 +1,4 @@
-/* tests/envs/test_harness.c — the multi-turn harness (issue 6, acceptance 2-3).
+/* tests/envs/test_harness.c — the multi-turn harness.
  *
  * 1. A scripted oracle policy plays each task's reference solution through
  *    the tools (its tokens fed through the sampler's prefill path): every

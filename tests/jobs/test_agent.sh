@@ -71,7 +71,7 @@ check '[ $rc -eq 1 ]'
 check 'grep -q "^rlvr agent: error: .*none.h5" <<< "$out"'
 agent --checkpoint "$ckpt"
 check '[ $rc -eq 2 ]'
-check 'grep -q "^usage: rlvr agent --task SPEC" <<< "$out"'
+check 'grep -q "^usage: rlvr agent --task TASK" <<< "$out"'
 agent --task "$arith" --temperature 0
 check '[ $rc -eq 2 ]'
 agent --task "$arith" --bogus

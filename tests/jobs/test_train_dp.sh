@@ -11,9 +11,9 @@
 #   - SIGTERM to the second trainer rank after the first checkpoint: exit 3,
 #     and --resume ends bit-identical to the uninterrupted 2-trainer run;
 #   - bounded-async mode (max_staleness = 1) with 2 trainer ranks finishes;
-#   - per-rank shards (issue #3), in every 2-trainer run above: each step has
-#     exactly step_N.rank_0000.h5 and rank_0001.h5; their rollouts are
-#     disjoint, and rank 0's followed by rank 1's are the step's batch: the
+#   - per-rank shards (docs/FORMATS.md "Rollout shard"), in every 2-trainer
+#     run above: each step has exactly step_N.rank_0000.h5 and
+#     rank_0001.h5; their rollouts are disjoint, and rank 0's followed by rank 1's are the step's batch: the
 #     cut between them is the one rlvr_update_part makes (the first rollout
 #     whose preceding policy tokens reach N/2), recomputed here from the
 #     files' masks — so each rank's file holds the rollouts it trained on;

@@ -1,4 +1,5 @@
-/* Staleness admission (SPEC §8): the rule, the counters and the histogram. */
+/* Staleness admission (docs/OPERATIONS.md "Asynchronous training"): the
+ * rule, the counters and the histogram. */
 #include "mpi/admission.h"
 #include "test.h"
 

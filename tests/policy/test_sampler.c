@@ -1,9 +1,9 @@
 /* tests/policy/test_sampler.c — the sampler against the trainer.
  *
- * Acceptance 2 (issue 2): multi-turn rollouts sampled with tool observations
- * prefilled between policy turns are re-scored by the training forward pass
+ * Multi-turn rollouts sampled with tool observations prefilled between
+ * policy turns are re-scored by the training forward pass
  * (rlvr_model_forward over the packed batch at the same temperature); every
- * recorded sampling log-prob matches (the issue asks for 2e-5 absolute; the
+ * recorded sampling log-prob matches (the requirement is 2e-5 absolute; the
  * training forward computes with the sampler's kernels, so it is checked
  * bit for bit, entropies too, at temperatures 1, 0.7 and 0.3). Group prefix
  * sharing (fork) gives the same tokens and log-probs as unshared decoding,

@@ -1,14 +1,14 @@
-/* tests/policy/test_sampler_determinism.c — acceptance 3 (issue 2): the
- * same sequences sampled in batches of 1, 3 and 8, in different orders, in
- * different slots, with and without a shared group prompt, with 1, 2 or 4
- * threads and every way of splitting a forward call over them (row groups,
- * channels, both) give identical tokens, log-probs and entropies (bitwise).
- * Also checks the batch-invariant matmul directly: a row's result does not
- * depend on the other rows, their number, or how rows and channels are
- * split into parts; and the vectorised SwiGLU (element by element, close to
- * libm's formula). Two models: one whose KV heads do not divide among two
- * threads (they split each step) and one whose do (each thread takes whole
- * KV heads through q/k/v, RoPE and attention). */
+/* tests/policy/test_sampler_determinism.c — batch invariance (docs/POLICY.md
+ * "Batch invariance"): the same sequences sampled in batches of 1, 3 and 8,
+ * in different orders, in different slots, with and without a shared group
+ * prompt, with 1, 2 or 4 threads and every way of splitting a forward call
+ * over them (row groups, channels, both) give identical tokens, log-probs
+ * and entropies (bitwise). Also checks the batch-invariant matmul directly:
+ * a row's result does not depend on the other rows, their number, or how
+ * rows and channels are split into parts; and the vectorised SwiGLU (element
+ * by element, close to libm's formula). Two models: one whose KV heads do
+ * not divide among two threads (they split each step) and one whose do (each
+ * thread takes whole KV heads through q/k/v, RoPE and attention). */
 #include "core/rng.h"
 #include "policy/sampler.h"
 #include "policy/sampler_kernels.h"

@@ -1,5 +1,5 @@
 """`rlvr plan examples/plan-worked-examples.ini` prints every worked example
-of SPEC.md, and `--json` gives the same figures.
+of docs/RL.md "Worked examples", and `--json` gives the same figures.
 
 usage: python3 check_plan.py RLVR_BINARY CONFIG   (standard library only)
 """
@@ -16,7 +16,7 @@ def main():
         print("rlvr plan failed:", table.returncode, table.stderr)
         return 1
     out = table.stdout
-    # SPEC figures as the table prints them
+    # the worked examples' figures as the table prints them
     for figure in ["79.6 %", "95.8 %", "18.3 %", "184 / 1003", "819 true", "1 797 120", "1 781 760", "15 360",
                    "117×", "3.87", "0.0625", "0.66", "0.2^3 = 0.008", "0.97", "56.25 %", "99.7 %", "115 200",
                    "≈ 204 120", "1.77×", "Â = +0.55", "4.5 s useful", "8192 rollouts"]:
@@ -60,7 +60,7 @@ def main():
     ]
     for name, got, want in checks:
         if got != want:
-            failures.append("json %s: %r, SPEC %r" % (name, got, want))
+            failures.append("json %s: %r, docs/RL.md %r" % (name, got, want))
     for f in failures:
         print("FAIL:", f)
     print("check_plan: %d table figures and %d JSON figures checked, %d failed" % (22, len(checks), len(failures)))

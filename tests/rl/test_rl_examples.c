@@ -1,5 +1,5 @@
-/* Every worked example of SPEC.md §1–4 and §6–8 that rl/ computes, to the
- * printed precision: through the individual functions, and through the
+/* Every worked example of docs/RL.md "Worked examples", to the printed
+ * precision: through the individual functions, and through the
  * planner on examples/plan-worked-examples.ini (what `rlvr plan` prints). */
 #include "core/config.h"
 #include "rl/advantage.h"
@@ -13,16 +13,16 @@
 #define CHECK_PRINTED(value, d, printed)                                                             \
     do {                                                                                             \
         double v_ = (value), s_ = pow(10.0, d);                                                      \
-        CHECK_MSG(round(v_ * s_) == round((printed) * s_), "%s = %.10g, SPEC prints %.*f", #value, v_, \
+        CHECK_MSG(round(v_ * s_) == round((printed) * s_), "%s = %.10g, docs/RL.md prints %.*f", #value, v_, \
                   (int)(d), (double)(printed));                                                      \
     } while (0)
 
 static void test_functions(void) {
-    /* §1: p = 0.18 → pass@8 = 79.6 %, pass@16 = 95.8 % */
+    /* docs/RL.md "Worked examples" 1: p = 0.18 → pass@8 = 79.6 %, pass@16 = 95.8 % */
     CHECK_PRINTED(100 * rlvr_rl_pass_at_k_rate(0.18, 8), 1, 79.6);
     CHECK_PRINTED(100 * rlvr_rl_pass_at_k_rate(0.18, 16), 1, 95.8);
 
-    /* §4: one success in a group of 16 → mean 0.0625, advantage √15 ≈ 3.87 */
+    /* example 5: one success in a group of 16 → mean 0.0625, advantage √15 ≈ 3.87 */
     double r[16] = {1}, adv[16];
     bool informative;
     CHECK_OK(rlvr_rl_group_advantages(adv, &informative, r, NULL, 16, RLVR_ADV_STD, 1e-6));
@@ -41,10 +41,10 @@ static void test_functions(void) {
         CHECK(adv[0] < sqrt(15.0));
     }
 
-    /* §4: a task solved 5 % of the time leaves a group of 8 without signal: 0.95^8 ≈ 0.66 */
+    /* example 6: a task solved 5 % of the time leaves a group of 8 without signal: 0.95^8 ≈ 0.66 */
     CHECK_PRINTED(rlvr_rl_zero_signal_probability(0.05, 8), 2, 0.66);
 
-    /* §3: V̂(s0) = 0.05, after the debugger turn 0.60 → Â = +0.55, from K = 20 forks */
+    /* example 3: V̂(s0) = 0.05, after the debugger turn 0.60 → Â = +0.55, from K = 20 forks */
     double before[20] = {1}, after[20] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, v[2], a;
     CHECK_OK(rlvr_rl_mc_value(&v[0], before, 20));
     CHECK_OK(rlvr_rl_mc_value(&v[1], after, 20));
@@ -54,7 +54,7 @@ static void test_functions(void) {
     CHECK_OK(rlvr_rl_turn_advantages(&a, v, valued, 1));
     CHECK_PRINTED(a, 2, 0.55);
 
-    /* §3: T = 30, L = 512, K = 8 at every intermediate turn */
+    /* example 4: T = 30, L = 512, K = 8 at every intermediate turn */
     rlvr_mc_cost c;
     CHECK_OK(rlvr_rl_mc_cost(&c, 30, 512, 8, NULL, 0));
     CHECK(c.base_tokens == 15360);
@@ -63,9 +63,21 @@ static void test_functions(void) {
     CHECK(c.total_tokens == 1797120);
     CHECK_PRINTED(c.ratio, 0, 117);
 
-    /* §6: flaky test: 1 − 0.8^16 ≈ 0.97; consensus 0.20^3 = 0.008 */
+    /* example 7: flaky test: 1 − 0.8^16 ≈ 0.97; consensus 0.20^3 = 0.008 */
     CHECK_PRINTED(rlvr_rl_pass_at_k_rate(0.20, 16), 2, 0.97);
     CHECK_PRINTED(rlvr_rl_pass_hat_k_rate(0.20, 3), 3, 0.008);
+
+    /* docs/EVAL.md "Worked example": 3 successes in 16 samples */
+    double e;
+    CHECK_OK(rlvr_rl_pass_at_k(&e, 16, 3, 1));
+    CHECK_NEAR(e, 0.1875, 1e-15);
+    CHECK_OK(rlvr_rl_pass_at_k(&e, 16, 3, 4));
+    CHECK_PRINTED(100 * e, 1, 60.7); /* 1 − 715/1820 */
+    CHECK_OK(rlvr_rl_pass_at_k(&e, 16, 3, 8));
+    CHECK_NEAR(e, 0.9, 1e-12); /* 1 − 1287/12870 */
+    CHECK_OK(rlvr_rl_pass_hat_k(&e, 16, 3, 2));
+    CHECK_NEAR(e, 0.025, 1e-15); /* 3/120 */
+    CHECK_PRINTED(100 * rlvr_rl_pass_at_k_rate(0.1875, 8), 1, 81.0); /* plugging p̂ in instead */
 }
 
 static void test_planner_on_example_file(void) {
@@ -91,7 +103,7 @@ static void test_planner_on_example_file(void) {
     CHECK_PRINTED(r.groups[1].lone_winner_advantage, 2, 3.87);
     CHECK_PRINTED(r.groups[1].flaky_lucky_pass, 2, 0.97);
 
-    /* §2: 1024 × 8 = 8192; 819 true; 184 false; 184/1003 = 18.3 % */
+    /* example 2: 1024 × 8 = 8192; 819 true; 184 false; 184/1003 = 18.3 % */
     CHECK(r.rollouts_per_step == 8192);
     CHECK(r.true_positives == 819);
     CHECK(r.false_positives == 184);
@@ -103,7 +115,7 @@ static void test_planner_on_example_file(void) {
     CHECK_PRINTED(r.mc_full.ratio, 0, 117);
     CHECK_PRINTED(r.turn_advantage, 2, 0.55);
 
-    /* §8: 4.5 s useful; cold 8 s → 56.25 %, 115 200/h; snapshot 4.515 s → 99.7 %, ≈ 204 120/h; 1.77× */
+    /* example 8: 4.5 s useful; cold 8 s → 56.25 %, 115 200/h; snapshot 4.515 s → 99.7 %, ≈ 204 120/h; 1.77× */
     CHECK_NEAR(r.useful_s, 4.5, 1e-12);
     CHECK_NEAR(r.cold_cycle_s, 8.0, 1e-12);
     CHECK_PRINTED(100 * r.cold_useful, 2, 56.25);
@@ -113,7 +125,7 @@ static void test_planner_on_example_file(void) {
     CHECK_PRINTED(r.snapshot_rollouts_per_h, 0, 204120);
     CHECK_PRINTED(r.reset_speedup, 2, 1.77);
 
-    /* beyond SPEC: consistent, deterministic figures */
+    /* beyond the worked examples: consistent, deterministic figures */
     CHECK(r.hard_group_size == 14); /* smallest G with 1 − 0.95^G ≥ 0.5 */
     CHECK(r.waves == 32);
     CHECK(r.sync_step_s > r.async_step_s && r.async_step_s >= in.train_step_s);

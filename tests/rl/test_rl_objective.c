@@ -1,5 +1,5 @@
 /* The token objective: hand-computed values for every clip region, the sign
- * convention, a finite-difference check of dlogp, refusals, and the SPEC
+ * convention, a finite-difference check of dlogp, refusals, and the design
  * properties: zero-variance groups contribute nothing, and with a constant
  * normaliser a failed rollout's per-token weight does not shrink with its
  * length (with 1/|o_i| it does). */

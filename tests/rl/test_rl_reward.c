@@ -1,7 +1,8 @@
-/* Reward assembly (SPEC §2): outcome, partial credit, format shaping, linear
- * and threshold length penalties, the truncation policy, exclusions, and the
- * invariant that a valid configuration never ranks a wrong trajectory above a
- * correct one (within the budget). */
+/* Reward assembly (docs/RL.md "Rewards that cannot reorder success"):
+ * outcome, partial credit, format shaping, linear and threshold length
+ * penalties, the truncation policy, exclusions, and the invariant that a
+ * valid configuration never ranks a wrong trajectory above a correct one
+ * (within the budget). */
 #include "rl/reward.h"
 #include "test.h"
 

@@ -39,12 +39,10 @@ cmp -s "$SRC/examples/slurm-multinode.ini" "$run/config.ini" || fail "config.ini
 sbatch_lines() { grep '^#SBATCH' "$run/slurm/$1.sbatch" | sed 's/^#SBATCH //'; }
 expected_common="--requeue
 --cpus-per-task=4
---gpus-per-node=1
 --mem=200G
 --time=04:00:00
---partition=gpu
+--partition=cpu
 --account=rlvr
---constraint=h100
 --exclusive"
 check_lines() { # PART EXPECTED-LINES...
   local part=$1
@@ -59,6 +57,8 @@ check_lines train2 "--job-name=mn.train2" "--output=$run/chain/logs/train2-%j.lo
   "--chdir=$(pwd)" "--signal=B:USR1@600" "--nodes=4" "--ntasks-per-node=8"
 check_lines sft "--job-name=mn.sft" "--signal=B:USR1@600" "--nodes=1" "--ntasks=1"
 check_lines gate3 "--job-name=mn.gate3" "--nodes=1" "--ntasks=1"
+# rlvr runs on CPUs: the example asks for no GPU and no GPU node
+! grep -qiE -- '--gpus|--gres=gpu|--constraint' "$run"/slurm/*.sbatch || fail "the example asks for GPUs or a constraint"
 ! sbatch_lines gate3 | grep -q -- --signal || fail "a gate asks for USR1 (it keeps no checkpoint)"
 # the #SBATCH block comes before the first command
 first_cmd=$(grep -nvE '^(#|$)' "$run/slurm/train1.sbatch" | head -1 | cut -d: -f1)
@@ -96,11 +96,17 @@ grep "train1.sbatch\$" "$dir/dry2.out" | grep '^dry-run:' | grep -q -- --depende
 base=$dir/base.ini
 sed -n '/^\[run\]/,/^\[layout\]/p' "$SRC/examples/slurm-multinode.ini" | sed '$d' > "$base"
 small=$dir/small.ini
-{ cat "$base"; printf '[train]\nsteps = 10\n\n[slurm]\nlauncher = none\nsegments = 3\ngate = false\ntime = 30\n'; } > "$small"
+{ cat "$base"; printf '[train]\nsteps = 10\n\n[slurm]\nlauncher = none\nsegments = 3\ngate = false\ntime = 30\n'
+  printf 'gpus_per_node = 2\nextra = --constraint=avx512; --exclusive\n'; } > "$small"
 submit "$small" --out "$dir/small" --dry-run > "$dir/small.out" 2>&1 || { cat "$dir/small.out"; fail "launcher none"; }
 grep -q '^run_child  "$RLVR" train' "$dir/small/slurm/train1.sbatch" || fail "launcher none still uses srun"
 grep -qx '#SBATCH --ntasks=1' "$dir/small/slurm/train1.sbatch" || fail "launcher none: not one task"
 grep -qx '#SBATCH --time=30' "$dir/small/slurm/train1.sbatch" || fail "time"
+# keys the example leaves out still reach every job's #SBATCH lines
+for want in --gpus-per-node=2 --constraint=avx512 --exclusive; do
+  grep -qx -- "#SBATCH $want" "$dir/small/slurm/train1.sbatch" || fail "launcher none: no #SBATCH $want"
+  grep -qx -- "#SBATCH $want" "$dir/small/slurm/sft.sbatch" || fail "sft: no #SBATCH $want"
+done
 grep -q -- "--until-step 3\$" "$dir/small/slurm/train1.sbatch" && grep -q -- "--until-step 6\$" "$dir/small/slurm/train2.sbatch" \
   || fail "10 steps in 3 segments should end at 3, 6, 10"
 [ ! -e "$dir/small/slurm/gate1.sbatch" ] || fail "gate = false still writes gates"
