@@ -1,5 +1,7 @@
 /* enclave/sandbox_host.c — probing what the machine allows, the seccomp
- * filter, snapshots and limits. The namespaces themselves are in sandbox.c. */
+ * filter, snapshots and limits. The processes that build and run sandboxes
+ * are one file each, sandbox_<role>.c (docs/ENCLAVE.md "Sandbox
+ * processes"). */
 #include "enclave/fsutil.h"
 #include "enclave/sandbox.h"
 #include "enclave/sandbox_internal.h"
@@ -241,7 +243,7 @@ static int probe(rlvr_sandbox_host *host) {
     char stage = 0;
     if (rc == 0 && host->overlay) {
         rc = rlvr_sandbox_new_internal(&sb, host, &opt, true, &stage);
-        if (rc < 0 && stage == SB_STAGE_OVERLAY) {
+        if (rc < 0 && stage == RLVR_SANDBOX_STAGE_OVERLAY) {
             rlvr_log_info("sandbox: overlayfs is not permitted here (%s); every sandbox copies its tree instead",
                           rlvr_error_last());
             host->overlay = false;
@@ -249,7 +251,7 @@ static int probe(rlvr_sandbox_host *host) {
         }
     }
     if (rc == 0 && !sb) rc = rlvr_sandbox_new_internal(&sb, host, &opt, false, &stage);
-    if (rc < 0 && stage == SB_STAGE_UNSHARE) {
+    if (rc < 0 && stage == RLVR_SANDBOX_STAGE_UNSHARE) {
         char detail[1024];
         snprintf(detail, sizeof detail, "%s", rlvr_error_last());
         rc = refuse_userns(host, detail);

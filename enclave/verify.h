@@ -1,4 +1,5 @@
-/* enclave/verify.h — scoring a patch in fresh enclaves (SPEC §6).
+/* enclave/verify.h — scoring a patch in fresh enclaves (docs/ENCLAVE.md
+ * "The path of one patch").
  *
  * One verification: the diff gate validates the patch (refused: verdict
  * REJECTED, nothing runs); a fresh enclave comes from the clean snapshot

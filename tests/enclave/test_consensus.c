@@ -1,5 +1,5 @@
-/* tests/enclave/test_consensus.c — flaky-test statistics (SPEC §6, issue
- * acceptance 3): a broken patch that passes a seeded test with probability
+/* tests/enclave/test_consensus.c — flaky-test statistics (docs/ENCLAVE.md
+ * "What the tests show"): a broken patch that passes a seeded test with probability
  * 0.2 per run is verified 1000 times (RLVR_CONSENSUS_N overrides); 3-run
  * consensus must let at most 2 % through (theory 0.2^3 = 0.8 %), while a
  * single run lets about 20 % through. The rest of the first-run passes are

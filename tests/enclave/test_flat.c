@@ -1,6 +1,6 @@
 /* tests/enclave/test_flat.c — 10 000 verifications in a row leave open
  * descriptors, mounts, child processes, scratch entries and resident memory
- * flat (issue 4, acceptance 4). Each verification is cheap (a one-line TAP
+ * flat (docs/ENCLAVE.md "What the tests show"). Each verification is cheap (a one-line TAP
  * test, the real path otherwise: gate, restored enclave, prepare, run,
  * judge); RLVR_FLAT_N overrides the count. Label: slow. */
 #include "test.h"

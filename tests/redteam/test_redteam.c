@@ -1,6 +1,6 @@
 /* tests/redteam/test_redteam.c — exploit patches and behaviours against the
- * verifier enclave in command mode (issue 4, acceptance 1; SPEC §6 threat
- * paths). test_redteam_judge.c does the same for judge mode.
+ * verifier enclave in command mode, along the threat paths of
+ * docs/ENCLAVE.md "Threat model". test_redteam_judge.c does the same for judge mode.
  *
  * Every case must score 0 (fail, timeout, rejected or dropped) with its
  * expected reason code, and afterwards everything outside the sandbox must
