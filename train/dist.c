@@ -1,4 +1,4 @@
-/* jobs/train_dist.c — `rlvr train` over MPI ranks (jobs/train_dist.h; the
+/* train/dist.c — `rlvr train` over MPI ranks (train/dist.h; the
  * messages are in docs/WIRE.md "Training protocol"). Synchronous mode first;
  * bounded-async mode (the "async" sections) keeps the same roles and
  * messages without step boundaries (docs/WIRE.md "Bounded-async mode").
@@ -22,26 +22,25 @@
  *
  * Only the leader's waits have a time limit ([layout] timeout_s): the other
  * ranks wait for the leader as long as it works (a checkpoint, a long step).
- * An error after start-up ends the job with MPI_Abort. */
-#include "jobs/train_dist.h"
+ * An error after start-up ends the job: the rank says its error and returns
+ * with rlvr_train_outcome.abort set, and the command aborts every rank. */
+#include "train/dist.h"
 
 #include "core/error.h"
 #include "core/log.h"
 #include "core/sys.h"
 #include "io/checkpoint.h"
 #include "io/gate_report.h"
-#include "jobs/commands.h"
-#include "jobs/train.h"
-#include "jobs/verifiers.h"
 #include "mpi/admission.h"
 #include "mpi/check.h"
 #include "mpi/layout.h"
 #include "mpi/queue.h"
 #include "mpi/roles.h"
 #include "mpi/weights.h"
-#include "mpi/wire.h"
-
 #include "mpi/reduce.h"
+#include "mpi/wire.h"
+#include "train/trainer.h"
+#include "train/verifiers.h"
 
 #include <mpi.h>
 #include <stdint.h>
@@ -92,6 +91,8 @@ typedef struct {
     rlvr_wire_buf part;     /* [shards] write: one trainer rank's part of the batch as whole records */
     rlvr_rollout *part_recs; /* non-leader trainer rank: its part, decoded (buffers kept between steps) */
     int n_part_recs, cap_part_recs;
+    /* how this rank's part ended (rlvr_train_outcome) */
+    bool reported, abort;
 } dist;
 
 static void sleep_us(long us) {
@@ -99,7 +100,18 @@ static void sleep_us(long us) {
     nanosleep(&ts, NULL);
 }
 
-static int exit_code_of(int rc) { return rc == RLVR_ECONFIG ? RLVR_EXIT_USAGE : RLVR_EXIT_FAILURE; }
+/* The start-up agreement's value for a failed rank: the largest over the
+ * ranks wins, so a configuration error is what every rank reports. */
+enum { SETUP_OK = 0, SETUP_FAILED = 1, SETUP_CONFIG = 2 };
+
+static int setup_code_of(int rc) { return rc == RLVR_ECONFIG ? SETUP_CONFIG : SETUP_FAILED; }
+
+/* Another rank (or this one, said already) failed to set up: every rank
+ * ends with the agreed failure. */
+static int setup_failed(dist *d, int all) {
+    d->reported = true;
+    return rlvr_error_set(all == SETUP_CONFIG ? RLVR_ECONFIG : RLVR_ESTATE, "a rank failed to set up");
+}
 
 static int world_rank(const dist *d, rlvr_rank_role role, int i) {
     return rlvr_layout_world_rank(&d->roles.layout, role, i);
@@ -107,22 +119,26 @@ static int world_rank(const dist *d, rlvr_rank_role role, int i) {
 
 static const char *role_name(const dist *d) { return rlvr_role_name(d->roles.role); }
 
-/* Prints this rank's error; returns the exit status it stands for. */
-static int report(const dist *d, int rc) {
+/* Prints this rank's error (only this rank knows its role); returns the
+ * start-up agreement's value for it. */
+static int report(dist *d, int rc) {
     const char *msg = rlvr_error_last();
     if (d->roles.is_leader) fprintf(stderr, "rlvr train: error: %s\n", msg[0] ? msg : rlvr_error_name(rc));
     else
         fprintf(stderr, "rlvr train: %s rank %d (world rank %d): error: %s\n", role_name(d), d->roles.role_rank,
                 d->roles.world_rank, msg[0] ? msg : rlvr_error_name(rc));
-    return exit_code_of(rc);
+    d->reported = true;
+    return setup_code_of(rc);
 }
 
-/* After start-up a rank cannot leave alone: the others would wait for it. */
-static _Noreturn void abort_job(dist *d, int rc) {
-    int code = report(d, rc);
+/* After start-up a rank cannot leave alone: the others would wait for it.
+ * Returns rc with d->abort set; the caller returns at once (nothing freed:
+ * the whole job is aborted next). */
+static int abort_job(dist *d, int rc) {
+    report(d, rc);
     fflush(NULL);
-    MPI_Abort(d->roles.world != MPI_COMM_NULL ? d->roles.world : MPI_COMM_WORLD, code);
-    exit(code);
+    d->abort = true;
+    return rc;
 }
 
 /* ---- messages ------------------------------------------------------------------------------- */
@@ -357,16 +373,17 @@ static int dist_after_update(void *ctx, const rlvr_model *model, int64_t version
     return 0;
 }
 
-static _Noreturn void leader_abort(dist *d, int rc) {
+/* abort_job on the leader, which also says where to resume from. */
+static int leader_abort(dist *d, int rc) {
     char latest[RLVR_IO_PATH_CAP];
-    int code = report(d, rc);
+    report(d, rc);
     if (rlvr_checkpoint_latest(d->run->io.checkpoint_dir, latest, sizeof latest) == 0)
         fprintf(stderr, "rlvr train: the last checkpoint is %s: fix the cause and rerun with --resume\n", latest);
     else
         fprintf(stderr, "rlvr train: no checkpoint was written yet: fix the cause and rerun\n");
     fflush(NULL);
-    MPI_Abort(d->roles.world, code);
-    exit(code);
+    d->abort = true;
+    return rc;
 }
 
 /* ---- leader, bounded-async mode ------------------------------------------------------------- */
@@ -784,10 +801,10 @@ static int lead(dist *d, bool resume) {
         code = rc < 0 ? report(d, rc) : 0;
         rc = agree_max(d, code, -1, &all); /* 2: every rank is set up */
     }
-    if (rc < 0) abort_job(d, rc);
+    if (rc < 0) return abort_job(d, rc);
     if (all) {
         rlvr_trainer_free(t);
-        return all;
+        return setup_failed(d, all);
     }
     fprintf(stderr, "train: %d ranks: %d trainer, %d verifier, %d rollout\n", d->roles.world_size,
             d->roles.layout.trainer, d->roles.layout.verifier, d->roles.layout.rollout);
@@ -797,14 +814,14 @@ static int lead(dist *d, bool resume) {
     if (d->roles.layout.trainer > 1) { /* data-parallel: every trainer rank starts from the leader's state */
         set_dp(d, t);
         rc = bcast_state(d, t);
-        if (rc < 0) leader_abort(d, rc);
+        if (rc < 0) return leader_abort(d, rc);
     }
     d->published = -1;
     if (d->async) {
         d->outstanding = calloc((size_t)d->roles.layout.rollout, sizeof *d->outstanding);
         rc = d->outstanding ? rlvr_admission_init(&d->adm, r->train.max_staleness)
                             : RLVR_FAIL(RLVR_ENOMEM, "out of memory");
-        if (rc < 0) leader_abort(d, rc);
+        if (rc < 0) return leader_abort(d, rc);
         d->draw_version = -1;
         fprintf(stderr, "train: bounded-async, Δv_max = %lld: %d groups kept handed out\n",
                 (long long)r->train.max_staleness, async_target(d));
@@ -813,21 +830,21 @@ static int lead(dist *d, bool resume) {
         rlvr_trainer_set_hooks(t, dist_generate, d, dist_after_update, d);
     }
     rc = rlvr_trainer_run(t);
-    if (rc < 0) leader_abort(d, rc);
+    if (rc < 0) return leader_abort(d, rc);
     if (d->roles.layout.trainer > 1)
         fprintf(stderr, "train: %d trainer ranks: weights identical on every rank after each of %lld updates\n",
                 d->roles.layout.trainer, (long long)d->replica_checks);
-    code = rc == 1 ? RLVR_EXIT_STOPPED : RLVR_EXIT_OK;
+    int outcome = rc; /* 1: stopped by a signal */
     if (rc == 1)
         fprintf(stderr, "train: stopped by signal %d after a checkpoint; resume with --resume\n",
                 (int)rlvr_run_stop_flag);
     if (d->async) {
         async_summary(d);
         rc = async_shutdown(d, rc == 1 ? rlvr_trainer_version(t) : r->stop_step);
-        if (rc < 0) leader_abort(d, rc);
+        if (rc < 0) return leader_abort(d, rc);
         flights_free(d);
         rlvr_trainer_free(t);
-        return code;
+        return outcome;
     }
     /* STOP carries the step reached (= the version, synchronous mode): the
      * other ranks exit with the same status */
@@ -836,9 +853,9 @@ static int lead(dist *d, bool resume) {
     if (rc == 0) rc = rlvr_weights_publish_stop(d->weights);
     if (rc == 0) rc = rlvr_weights_publish_wait(d->weights, d->timeout_s, NULL);
     if (rc == 0) rc = rlvr_mpi_queue_flush(d->queue, d->timeout_s, NULL);
-    if (rc < 0) leader_abort(d, rc);
+    if (rc < 0) return leader_abort(d, rc);
     rlvr_trainer_free(t);
-    return code;
+    return outcome;
 }
 
 /* ---- rollout rank --------------------------------------------------------------------------- */
@@ -1181,8 +1198,8 @@ static int roll(dist *d) {
     rlvr_run *r = d->run;
     roller ro = {.version = -1};
     int all = 0, rc = agree_max(d, 0, -1, &all); /* 1: the leader has built the pool */
-    if (rc < 0) abort_job(d, rc);
-    if (all) return all;
+    if (rc < 0) return abort_job(d, rc);
+    if (all) return setup_failed(d, all);
     rc = rlvr_run_pool(r, false);
     if (rc == 0) rc = rlvr_run_require_tokenizer(r); /* the leader has set it by now */
     if (rc == 0) rc = rlvr_run_host(r); /* workspaces of "tests" tasks */
@@ -1191,11 +1208,11 @@ static int roll(dist *d) {
     if (rc == 0) rc = rlvr_weights_new(&d->weights, d->roles.weights, rlvr_model_num_params(ro.model), 0);
     int code = rc < 0 ? report(d, rc) : 0;
     rc = agree_max(d, code, -1, &all); /* 2: every rank is set up */
-    if (rc < 0) abort_job(d, rc);
+    if (rc < 0) return abort_job(d, rc);
     int64_t stop_step = NOT_STOPPED;
     if (all == 0) {
         rc = d->async ? roll_loop_async(d, &ro, &stop_step) : roll_loop(d, &ro, &stop_step);
-        if (rc < 0) abort_job(d, rc);
+        if (rc < 0) return abort_job(d, rc);
     }
     for (int i = 0; i < ro.n_held; i++) rlvr_harness_job_clear(&ro.held[i].job);
     free(ro.held);
@@ -1203,8 +1220,8 @@ static int roll(dist *d) {
     rlvr_model_free(ro.model);
     free(ro.items);
     free(ro.jobs);
-    if (all) return all;
-    return stop_step < r->stop_step ? RLVR_EXIT_STOPPED : RLVR_EXIT_OK;
+    if (all) return setup_failed(d, all);
+    return stop_step < r->stop_step ? 1 : 0;
 }
 
 /* ---- data-parallel trainer ranks ------------------------------------------------------------ */
@@ -1562,25 +1579,25 @@ static int follow(dist *d) {
     rlvr_run *r = d->run;
     rlvr_model *model = NULL;
     int all = 0, rc = agree_max(d, 0, -1, &all); /* 1: the leader has built the pool */
-    if (rc < 0) abort_job(d, rc);
-    if (all) return all;
+    if (rc < 0) return abort_job(d, rc);
+    if (all) return setup_failed(d, all);
     rc = rlvr_run_pool(r, false);
     if (rc == 0) rc = rlvr_run_new_model(r, &model);
     if (rc == 0) rc = rlvr_trainer_new_replica(&d->replica, r, model);
     int code = rc < 0 ? report(d, rc) : 0;
     rc = agree_max(d, code, -1, &all); /* 2: every rank is set up */
-    if (rc < 0) abort_job(d, rc);
+    if (rc < 0) return abort_job(d, rc);
     int64_t stop_step = NOT_STOPPED;
     if (all == 0) {
         set_dp(d, d->replica);
         rc = bcast_state(d, d->replica);
         if (rc == 0) rc = follow_loop(d, &stop_step);
-        if (rc < 0) abort_job(d, rc);
+        if (rc < 0) return abort_job(d, rc);
     }
     rlvr_trainer_free(d->replica);
     d->replica = NULL;
-    if (all) return all;
-    return stop_step < r->stop_step ? RLVR_EXIT_STOPPED : RLVR_EXIT_OK;
+    if (all) return setup_failed(d, all);
+    return stop_step < r->stop_step ? 1 : 0;
 }
 
 /* ---- verifier rank -------------------------------------------------------------------------- */
@@ -1677,17 +1694,17 @@ static int verify(dist *d) {
     rlvr_run *r = d->run;
     rlvr_verifiers *v = NULL;
     int all = 0, rc = agree_max(d, 0, -1, &all); /* 1: the leader has built the pool */
-    if (rc < 0) abort_job(d, rc);
-    if (all) return all;
+    if (rc < 0) return abort_job(d, rc);
+    if (all) return setup_failed(d, all);
     rc = rlvr_run_pool(r, false);
     if (rc == 0) rc = rlvr_verifiers_new(&v, r);
     int code = rc < 0 ? report(d, rc) : 0;
     rc = agree_max(d, code, -1, &all); /* 2: every rank is set up */
-    if (rc < 0) abort_job(d, rc);
+    if (rc < 0) return abort_job(d, rc);
     int64_t stop_step = NOT_STOPPED;
     if (all == 0) {
         rc = d->async ? verify_loop_async(d, v, &stop_step) : verify_loop(d, v, &stop_step);
-        if (rc < 0) abort_job(d, rc);
+        if (rc < 0) return abort_job(d, rc);
         int64_t runs = 0, cached = 0, freed = 0;
         rlvr_verifiers_counts(v, &runs, &cached, &freed);
         fprintf(stderr,
@@ -1696,13 +1713,14 @@ static int verify(dist *d) {
                 d->roles.role_rank, (long long)runs, (long long)cached, (long long)freed);
     }
     rlvr_verifiers_free(v);
-    if (all) return all;
-    return stop_step < r->stop_step ? RLVR_EXIT_STOPPED : RLVR_EXIT_OK;
+    if (all) return setup_failed(d, all);
+    return stop_step < r->stop_step ? 1 : 0;
 }
 
 /* ---- the command ---------------------------------------------------------------------------- */
 
-/* One process plays every role (no hooks). */
+/* One process plays every role (no hooks): 0, 1 (stopped) or the error,
+ * which the caller says. */
 static int train_single(rlvr_run *r, bool resume) {
     rlvr_trainer *t = NULL;
     if (r->train.max_staleness > 0)
@@ -1715,13 +1733,14 @@ static int train_single(rlvr_run *r, bool resume) {
     if (rc == 1) {
         fprintf(stderr, "train: stopped by signal %d after a checkpoint; resume with --resume\n",
                 (int)rlvr_run_stop_flag);
-        return RLVR_EXIT_STOPPED;
+        return 1;
     }
-    return rc < 0 ? rlvr_cmd_fail("train", rc) : RLVR_EXIT_OK;
+    return rc < 0 ? rc : 0;
 }
 
 /* Every rank's host name, gathered on the leader for the run manifest.
- * Collective over the world; the leader's allocation failing aborts. */
+ * Collective over the world; the leader's allocation failing aborts the job
+ * (d->abort: the others wait in the gather). */
 static int gather_hosts(dist *d) {
     char mine[DIST_HOST_CAP] = "";
     int len = 0;
@@ -1730,14 +1749,19 @@ static int gather_hosts(dist *d) {
     if (d->roles.is_leader) {
         d->host_names = calloc((size_t)n, sizeof *d->host_names);
         d->hosts = calloc((size_t)n, sizeof *d->hosts);
-        if (!d->host_names || !d->hosts) MPI_Abort(MPI_COMM_WORLD, RLVR_EXIT_FAILURE);
+        if (!d->host_names || !d->hosts) {
+            d->abort = d->reported = true;
+            return rlvr_error_set(RLVR_ENOMEM, "out of memory");
+        }
         for (int i = 0; i < n; i++) d->hosts[i] = d->host_names[i];
     }
     int rc = MPI_Gather(mine, DIST_HOST_CAP, MPI_CHAR, d->host_names, DIST_HOST_CAP, MPI_CHAR, 0, MPI_COMM_WORLD);
     return rc == MPI_SUCCESS ? 0 : RLVR_FAIL(RLVR_EMPI, "gathering host names failed");
 }
 
-static int train_ranks(rlvr_run *r, const rlvr_layout *layout, bool resume, const rlvr_train_simulation *sim) {
+/* This rank's part of the job over MPI ranks; *out as rlvr_train_job. */
+static int train_ranks(rlvr_run *r, const rlvr_layout *layout, bool resume, const rlvr_train_simulation *sim,
+                       rlvr_train_outcome *out) {
     dist d = {.run = r, .sim = sim, .async = r->train.max_staleness > 0, .published = -1};
     int rc = rlvr_config_get_double(r->cfg, "layout", "timeout_s", &d.timeout_s);
     if (rc == 0) rc = rlvr_mpi_roles_init(&d.roles, layout, MPI_COMM_WORLD); /* collective */
@@ -1745,18 +1769,26 @@ static int train_ranks(rlvr_run *r, const rlvr_layout *layout, bool resume, cons
     if (rc < 0) { /* the same on every rank (configuration, launch): said once */
         int me = 0;
         MPI_Comm_rank(MPI_COMM_WORLD, &me);
-        if (me == 0) rlvr_cmd_fail("train", rc);
         rlvr_mpi_roles_free(&d.roles);
-        return exit_code_of(rc);
+        *out = (rlvr_train_outcome){.rc = rc, .reported = me != 0};
+        return rc;
     }
-    if (gather_hosts(&d) < 0) { /* collective, like roles_init: every rank fails together */
+    rc = gather_hosts(&d);
+    if (rc < 0 && d.abort) { /* nothing freed: the job is aborted next */
+        *out = (rlvr_train_outcome){.rc = rc, .reported = true, .abort = true};
+        return rc;
+    }
+    if (rc < 0) { /* collective, like roles_init: every rank fails together, silently */
         rlvr_mpi_roles_free(&d.roles);
-        return exit_code_of(RLVR_EMPI);
+        *out = (rlvr_train_outcome){.rc = RLVR_EMPI, .reported = true};
+        return RLVR_EMPI;
     }
     int code = d.roles.is_leader                    ? lead(&d, resume)
                : d.roles.role == RLVR_ROLE_TRAINER  ? follow(&d)
                : d.roles.role == RLVR_ROLE_VERIFIER ? verify(&d)
                                                     : roll(&d);
+    *out = (rlvr_train_outcome){.rc = code, .reported = code < 0 && d.reported, .abort = d.abort};
+    if (d.abort) return code; /* nothing freed: a peer may be gone, and the job is aborted next */
     rlvr_mpi_queue_free(d.queue);
     rlvr_weights_free(d.weights);
     rlvr_mpi_msg_free(&d.msg);
@@ -1803,35 +1835,38 @@ static int check_ranks(const rlvr_run *r, int world, rlvr_layout *layout, bool *
     return 0;
 }
 
-int rlvr_train_main(const rlvr_run_args *a) { return rlvr_train_main_simulated(a, NULL); }
-
-int rlvr_train_main_simulated(const rlvr_run_args *a, const rlvr_train_simulation *sim) {
+int rlvr_train_job(const rlvr_run_args *a, const rlvr_config_key *const *schemas, const rlvr_train_simulation *sim,
+                   rlvr_train_outcome *out) {
     bool mpi = launched();
     int world = 1;
+    *out = (rlvr_train_outcome){0};
     if (mpi) {
         int provided = 0;
         if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
-            fprintf(stderr, "rlvr train: error: MPI_Init_thread failed\n");
-            return RLVR_EXIT_FAILURE;
+            out->rc = rlvr_error_set(RLVR_EMPI, "MPI_Init_thread failed");
+            return out->rc;
         }
         MPI_Comm_size(MPI_COMM_WORLD, &world);
     }
     rlvr_run_install_signals(); /* after MPI_Init: the handlers are ours */
     rlvr_run r;
-    int rc = rlvr_run_open(&r, a->config, a->out), code;
+    int rc = rlvr_run_load(&r, a->config, a->out, schemas);
     bool opened = rc == 0;
     rlvr_layout layout;
     bool single = true;
     if (rc == 0) rc = check_ranks(&r, world, &layout, &single);
     if (rc == 0 && a->until_step > 0 && a->until_step < r.train.steps) r.stop_step = a->until_step;
-    if (rc < 0) {
+    if (rc < 0) { /* the same on every rank: said by world rank 0 */
         int me = 0;
         if (mpi) MPI_Comm_rank(MPI_COMM_WORLD, &me);
-        code = me == 0 ? rlvr_cmd_fail("train", rc) : exit_code_of(rc);
+        *out = (rlvr_train_outcome){.rc = rc, .reported = me != 0};
+    } else if (single) {
+        *out = (rlvr_train_outcome){.rc = train_single(&r, a->resume)};
     } else {
-        code = single ? train_single(&r, a->resume) : train_ranks(&r, &layout, a->resume, sim);
+        train_ranks(&r, &layout, a->resume, sim, out);
+        if (out->abort) return out->rc; /* MPI stays up for the caller's MPI_Abort */
     }
     if (opened) rlvr_run_close(&r);
     if (mpi) MPI_Finalize();
-    return code;
+    return out->rc;
 }

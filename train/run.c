@@ -1,6 +1,6 @@
-/* jobs/run.c — configuration, run directory, pool, model and signals shared
- * by the training-side jobs (jobs/run.h). */
-#include "jobs/run.h"
+/* train/run.c — configuration, run directory, pool, model and signals shared
+ * by the training runtime (train/run.h). */
+#include "train/run.h"
 
 #include "core/error.h"
 #include "core/log.h"
@@ -10,8 +10,6 @@
 #include "envs/check.h"
 #include "io/checkpoint.h"
 #include "io/manifest.h"
-#include "jobs/commands.h"
-#include "jobs/schemas.h"
 #include "policy/bpe.h"
 #include "policy/model_config.h"
 
@@ -27,135 +25,9 @@
 
 volatile sig_atomic_t rlvr_run_stop_flag = 0;
 
-const rlvr_config_key rlvr_sft_config_keys[] = {
-    {"sft", "steps", RLVR_CFG_INT, "300", "optimizer steps of `rlvr sft` on demonstrations", NULL,
-     RLVR_CFG_RANGE(1, 1e12)},
-    {"sft", "batch_sequences", RLVR_CFG_INT, "16", "demonstrations per SFT step (drawn without replacement per epoch)",
-     NULL, RLVR_CFG_RANGE(1, 1e7)},
-    {"sft", "lr", RLVR_CFG_FLOAT, "1e-3", "peak SFT learning rate; the other AdamW settings come from [optim]", NULL,
-     RLVR_CFG_RANGE(0, 10)},
-    {"sft", "warmup_steps", RLVR_CFG_INT, "20", "SFT steps of linear warm-up", NULL, RLVR_CFG_RANGE(0, 1e12)},
-    {"sft", "min_lr_ratio", RLVR_CFG_FLOAT, "0.1", "SFT cosine floor as a fraction of `lr`", NULL,
-     RLVR_CFG_RANGE(0, 1)},
-    {"sft", "temperature", RLVR_CFG_FLOAT, "1.0",
-     "temperature of the distribution SFT fits (cross-entropy of softmax(logits/τ)); RL then samples and trains at "
-     "[sampler] temperature, which may be lower to sharpen the imitated policy",
-     NULL, RLVR_CFG_RANGE(0.01, 100)},
-    {"sft", "extra_demos", RLVR_CFG_INT, "0",
-     "built-in pool only: more train tasks, generated after the pool's (same family, seed and difficulty) into "
-     "<run>/sft/demo_tasks, whose reference solutions are demonstrations too; they are not validated in enclaves "
-     "(a demonstration needs no verdict, and checking costs about 3 CPU-seconds a bugfix-c task), and RL and "
-     "evaluation never see them",
-     NULL, RLVR_CFG_RANGE(0, 1e7)},
-    {"sft", "pool_demos", RLVR_CFG_BOOL, "true",
-     "false: SFT learns only from the extra_demos tasks, which then take the first train indices, and the pool's "
-     "train tasks are generated after them; RL trains on tasks whose solutions SFT never saw, as the held-out "
-     "ones are (needs extra_demos > 0)",
-     NULL, 0, 0},
-    {"sft", "recovery_share", RLVR_CFG_FLOAT, "0",
-     "share of the demonstrations also played as recovery demonstrations: a first edit whose old text the file "
-     "does not hold (the fix's new text), the tool's refusal, then the right edit; the mistaken turn is context, "
-     "not a target",
-     NULL, RLVR_CFG_RANGE(0, 1)},
-    {NULL, NULL, 0, NULL, NULL, NULL, 0, 0},
-};
-
-const rlvr_config_key rlvr_tokenizer_config_keys[] = {
-    {"tokenizer", "kind", RLVR_CFG_ENUM, "byte",
-     "how text becomes the policy's ids: `byte` (one id per byte) or `bpe` (byte-pair merges learned by `rlvr sft` "
-     "from its demonstrations, kept in <run>/tokenizer.json and in every checkpoint)",
-     "byte|bpe", RLVR_CFG_ANY},
-    {"tokenizer", "merges", RLVR_CFG_INT, "1024",
-     "bpe: merges learned at most (the vocabulary is 267 + merges ids; [model] vocab must hold them)", NULL,
-     RLVR_CFG_RANGE(1, 1e6)},
-    {"tokenizer", "corpus_demos", RLVR_CFG_INT, "256",
-     "bpe: the first this many demonstrations, rendered byte by byte, are the text the merges are learned from",
-     NULL, RLVR_CFG_RANGE(1, 1e7)},
-    {NULL, NULL, 0, NULL, NULL, NULL, 0, 0},
-};
-
-const rlvr_config_key rlvr_train_config_keys[] = {
-    {"train", "steps", RLVR_CFG_INT, "100", "optimizer steps of `rlvr train` (a resumed run continues to this step)",
-     NULL, RLVR_CFG_RANGE(1, 1e12)},
-    {"train", "init", RLVR_CFG_STRING, "sft",
-     "weights the RL run starts from: `sft` (the run's sft/ checkpoint), `scratch` ([model] init_seed) or a "
-     "checkpoint path",
-     NULL, RLVR_CFG_ANY},
-    {"train", "max_staleness", RLVR_CFG_INT, "0",
-     "Δv_max: largest policy-version lag of an admitted rollout; 0 = synchronous", NULL, RLVR_CFG_RANGE(0, 1000)},
-    {"train", "rollout_policy", RLVR_CFG_ENUM, "latest",
-     "weights rollout ranks generate with in bounded-async mode: latest (each new version) or promoted (only the "
-     "checkpoint RUN/promoted names, written by `rlvr gate --promote`; before any promotion, the run's initial "
-     "weights)",
-     "latest|promoted", RLVR_CFG_ANY},
-    {"train", "verify_cache", RLVR_CFG_BOOL, "true",
-     "identical patches of one task are verified once per run (validated pools are deterministic)", NULL,
-     RLVR_CFG_ANY},
-    {"train", "verify_threads", RLVR_CFG_INT, "0",
-     "a run without verifier ranks: tasks whose rollouts are verified at once (one task's rollouts in order on "
-     "one thread, so verdicts do not depend on it); 0 = one per physical core",
-     NULL, RLVR_CFG_RANGE(0, 4096)},
-    {"train", "verify_enclaves", RLVR_CFG_INT, "64",
-     "per-task verification enclaves kept alive at once (each a holder process with its namespaces and "
-     "mounts); the ones idle longest are freed beyond it, and rebuilt when their task comes back",
-     NULL, RLVR_CFG_RANGE(1, 1000000)},
-    {NULL, NULL, 0, NULL, NULL, NULL, 0, 0},
-};
-
-const rlvr_config_key rlvr_quickstart_config_keys[] = {
-    {"quickstart", "eval_samples", RLVR_CFG_INT, "4",
-     "`rlvr quickstart`: samples per held-out task when it evaluates the SFT and RL checkpoints", NULL,
-     RLVR_CFG_RANGE(1, 1024)},
-    {NULL, NULL, 0, NULL, NULL, NULL, 0, 0},
-};
-
 int rlvr_run_path(char *out, size_t cap, const char *dir, const char *leaf) {
     int n = snprintf(out, cap, "%s/%s", dir, leaf);
     if (n < 0 || (size_t)n >= cap) return RLVR_FAIL(RLVR_ELIMIT, "path too long: %s/%s", dir, leaf);
-    return 0;
-}
-
-static int read_sft(rlvr_sft_config *o, const rlvr_config *cfg) {
-    RLVR_TRY(rlvr_config_get_int(cfg, "sft", "steps", &o->steps));
-    RLVR_TRY(rlvr_config_get_int(cfg, "sft", "batch_sequences", &o->batch_sequences));
-    RLVR_TRY(rlvr_config_get_double(cfg, "sft", "lr", &o->lr));
-    RLVR_TRY(rlvr_config_get_int(cfg, "sft", "warmup_steps", &o->warmup_steps));
-    RLVR_TRY(rlvr_config_get_double(cfg, "sft", "min_lr_ratio", &o->min_lr_ratio));
-    RLVR_TRY(rlvr_config_get_double(cfg, "sft", "temperature", &o->temperature));
-    RLVR_TRY(rlvr_config_get_int(cfg, "sft", "extra_demos", &o->extra_demos));
-    RLVR_TRY(rlvr_config_get_bool(cfg, "sft", "pool_demos", &o->pool_demos));
-    RLVR_TRY(rlvr_config_get_double(cfg, "sft", "recovery_share", &o->recovery_share));
-    if (!o->pool_demos && o->extra_demos <= 0)
-        return rlvr_config_error(cfg, "sft", "pool_demos",
-                                 "false leaves SFT only the extra_demos tasks, and extra_demos is 0: set "
-                                 "extra_demos, or pool_demos = true");
-    return 0;
-}
-
-static int read_train(rlvr_train_config *o, const rlvr_config *cfg) {
-    RLVR_TRY(rlvr_config_get_int(cfg, "train", "steps", &o->steps));
-    RLVR_TRY(rlvr_config_get_string(cfg, "train", "init", &o->init));
-    RLVR_TRY(rlvr_config_get_int(cfg, "train", "max_staleness", &o->max_staleness));
-    RLVR_TRY(rlvr_config_get_bool(cfg, "train", "verify_cache", &o->verify_cache));
-    RLVR_TRY(rlvr_config_get_int(cfg, "train", "verify_threads", &o->verify_threads));
-    RLVR_TRY(rlvr_config_get_int(cfg, "train", "verify_enclaves", &o->verify_enclaves));
-    const char *policy = NULL;
-    RLVR_TRY(rlvr_config_get_string(cfg, "train", "rollout_policy", &policy));
-    o->promoted_only = strcmp(policy, "promoted") == 0;
-    if (o->promoted_only && o->max_staleness == 0)
-        return rlvr_config_error(cfg, "train", "rollout_policy",
-                                 "promoted needs bounded-async mode: set [train] max_staleness to at least the "
-                                 "steps between promotions (synchronous rollouts always use the newest weights)");
-    if (!o->init[0]) return rlvr_config_error(cfg, "train", "init", "must be sft, scratch or a checkpoint path");
-    return 0;
-}
-
-static int read_tokenizer(rlvr_tokenizer_config *o, const rlvr_config *cfg) {
-    const char *kind;
-    RLVR_TRY(rlvr_config_get_string(cfg, "tokenizer", "kind", &kind));
-    o->bpe = strcmp(kind, "bpe") == 0;
-    RLVR_TRY(rlvr_config_get_int(cfg, "tokenizer", "merges", &o->merges));
-    RLVR_TRY(rlvr_config_get_int(cfg, "tokenizer", "corpus_demos", &o->corpus_demos));
     return 0;
 }
 
@@ -186,13 +58,9 @@ static int cross_checks(rlvr_run *r) {
     return 0;
 }
 
-int rlvr_run_open(rlvr_run *r, const char *config_path, const char *out_dir) {
-    memset(r, 0, sizeof *r);
-    static const rlvr_config_key *schemas[32];
-    size_t n = 0;
-    for (const rlvr_config_key *const *s = rlvr_all_config_schemas; *s; s++) schemas[n++] = *s;
-    schemas[n] = NULL;
-    RLVR_TRY(rlvr_config_load(&r->cfg, config_path, schemas));
+/* Everything after the configuration is in r->cfg: the modules' settings,
+ * the cross-key rules, the tokenizer. */
+static int run_settle(rlvr_run *r, const char *out_dir) {
     int rc = rlvr_io_settings_read(&r->io, r->cfg);
     if (rc == 0 && out_dir) rc = rlvr_io_settings_set_run_dir(&r->io, out_dir);
     if (rc == 0) rc = rlvr_model_config_read(&r->model, r->cfg);
@@ -203,9 +71,9 @@ int rlvr_run_open(rlvr_run *r, const char *config_path, const char *out_dir) {
     if (rc == 0) rc = rlvr_tasks_config_read(r->cfg, &r->tasks);
     if (rc == 0) rc = rlvr_harness_options_from_config(&r->harness, r->cfg);
     if (rc == 0) rc = rlvr_enclave_settings_from_config(r->cfg, &r->enclave);
-    if (rc == 0) rc = read_sft(&r->sft, r->cfg);
-    if (rc == 0) rc = read_train(&r->train, r->cfg);
-    if (rc == 0) rc = read_tokenizer(&r->tokenizer, r->cfg);
+    if (rc == 0) rc = rlvr_sft_config_read(&r->sft, r->cfg);
+    if (rc == 0) rc = rlvr_train_config_read(&r->train, r->cfg);
+    if (rc == 0) rc = rlvr_tokenizer_config_read(&r->tokenizer, r->cfg);
     if (rc == 0) r->stop_step = r->train.steps;
     if (rc == 0) rc = cross_checks(r);
     if (rc == 0) rc = rlvr_tokenizer_new_byte(&r->tok);
@@ -215,6 +83,19 @@ int rlvr_run_open(rlvr_run *r, const char *config_path, const char *out_dir) {
     r->sampler.seed = r->io.seed;
     if (rc < 0) rlvr_run_close(r);
     return rc;
+}
+
+int rlvr_run_load(rlvr_run *r, const char *config_path, const char *out_dir, const rlvr_config_key *const *schemas) {
+    memset(r, 0, sizeof *r);
+    RLVR_TRY(rlvr_config_load(&r->cfg, config_path, schemas));
+    return run_settle(r, out_dir);
+}
+
+int rlvr_run_parse(rlvr_run *r, const char *text, const char *name, const char *out_dir,
+                   const rlvr_config_key *const *schemas) {
+    memset(r, 0, sizeof *r);
+    RLVR_TRY(rlvr_config_parse(&r->cfg, text, name, schemas));
+    return run_settle(r, out_dir);
 }
 
 void rlvr_run_close(rlvr_run *r) {
@@ -651,11 +532,6 @@ double rlvr_run_unix_time(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-bool rlvr_slurm_restarted(void) {
-    const char *c = getenv("SLURM_RESTART_COUNT");
-    return c && atoi(c) > 0;
-}
-
 int rlvr_run_mkdirs(const char *dir) {
     char path[RLVR_IO_PATH_CAP];
     int n = snprintf(path, sizeof path, "%s", dir);
@@ -669,35 +545,6 @@ int rlvr_run_mkdirs(const char *dir) {
         *p = c;
         if (!c) return 0;
     }
-}
-
-int rlvr_run_parse_args(rlvr_run_args *a, int argc, char **argv) {
-    memset(a, 0, sizeof *a);
-    a->resume = rlvr_slurm_restarted();
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) a->out = argv[++i];
-        else if (strcmp(argv[i], "--resume") == 0) a->resume = true;
-        else if (strcmp(argv[i], "--until-step") == 0 && i + 1 < argc) {
-            char *end = NULL;
-            long long n = strtoll(argv[++i], &end, 10);
-            if (!end || *end || n < 1) {
-                fprintf(stderr, "--until-step wants a step number ≥ 1, got '%s'\n", argv[i]);
-                return -1;
-            }
-            a->until_step = n;
-        }
-        else if (strcmp(argv[i], "--help") == 0) return 1;
-        else if (!a->config && argv[i][0] != '-') a->config = argv[i];
-        else return -1;
-    }
-    return a->config ? 0 : -1;
-}
-
-int rlvr_run_args_or_usage(rlvr_run_args *a, int argc, char **argv, void (*usage)(FILE *)) {
-    int parsed = rlvr_run_parse_args(a, argc, argv);
-    if (parsed == 0) return -1;
-    usage(parsed > 0 ? stdout : stderr);
-    return parsed > 0 ? RLVR_EXIT_OK : RLVR_EXIT_USAGE;
 }
 
 /* ---- the run manifest ------------------------------------------------------------------ */

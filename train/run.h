@@ -1,4 +1,4 @@
-/* jobs/run.h — what the training-side jobs (sft, train, quickstart) share:
+/* train/run.h — what the training runtime (sft, train, the quickstart) shares:
  * one configuration checked against every module's keys, the run directory,
  * the validated task pool, the policy model, and the stop flag that signal
  * handlers set.
@@ -9,8 +9,8 @@
  *   sft/checkpoints/, sft/metrics.h5      `rlvr sft`
  *   checkpoints/, metrics.h5, shards/, manifest.h5   `rlvr train`
  * docs/OPERATIONS.md describes the layout, resume and exit codes. */
-#ifndef RLVR_JOBS_RUN_H
-#define RLVR_JOBS_RUN_H
+#ifndef RLVR_TRAIN_RUN_H
+#define RLVR_TRAIN_RUN_H
 
 #include "core/config.h"
 #include "enclave/config.h"
@@ -20,52 +20,17 @@
 #include "envs/harness.h"
 #include "envs/pool.h"
 #include "io/config.h"
-#include "jobs/schemas.h"
 #include "policy/model.h"
 #include "policy/optim.h"
 #include "policy/sampler.h"
 #include "policy/tokenizer.h"
 #include "rl/config.h"
+#include "train/config.h"
 
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
-
-/* Exit status of a job that stopped on a signal after writing its checkpoint
- * (resume with --resume, or let Slurm requeue it). */
-#define RLVR_EXIT_STOPPED 3
-
-/* [sft]: supervised bootstrap on demonstrations. */
-typedef struct {
-    int64_t steps;           /* optimizer steps */
-    int64_t batch_sequences; /* demonstrations per step */
-    double lr;               /* peak learning rate (the other AdamW settings come from [optim]) */
-    int64_t warmup_steps;
-    double min_lr_ratio;
-    double temperature;      /* τ of the fitted distribution */
-    int64_t extra_demos;     /* built-in pool: train tasks generated for demonstrations only */
-    bool pool_demos;         /* false: only those are demonstrations, and they come before the pool's */
-    double recovery_share;   /* share of demonstrations also played as recovery demonstrations (envs/demo.h) */
-} rlvr_sft_config;
-
-/* [train]: the RL job. */
-typedef struct {
-    int64_t steps;           /* optimizer steps of the RL run */
-    const char *init;        /* "sft", "scratch" or a checkpoint path */
-    int64_t max_staleness;   /* Δv_max; 0 = synchronous */
-    bool verify_cache;       /* verify identical patches of a task once per run */
-    int64_t verify_threads;  /* one process: tasks verified at once (0 = physical cores) */
-    int64_t verify_enclaves; /* per-task verification enclaves kept alive at once */
-    bool promoted_only;      /* rollout_policy = promoted: rollouts use only the RUN/promoted checkpoint */
-} rlvr_train_config;
-
-/* [tokenizer]: how text becomes the policy's ids. */
-typedef struct {
-    bool bpe;             /* kind = bpe (else byte) */
-    int64_t merges;       /* bpe: merges to learn at most */
-    int64_t corpus_demos; /* bpe: demonstrations whose text the merges are learned from */
-} rlvr_tokenizer_config;
 
 typedef struct {
     rlvr_config *cfg;
@@ -92,10 +57,17 @@ typedef struct {
     rlvr_sandbox_host *host;      /* rlvr_run_host */
 } rlvr_run;
 
-/* Loads and checks the configuration (every module's keys, cross-key rules)
- * and derives the run's paths; `out_dir` (may be NULL) replaces
- * <out_dir>/<name>. Errors name the file, line and key. */
-int rlvr_run_open(rlvr_run *r, const char *config_path, const char *out_dir);
+/* Loads and checks the configuration (the keys of `schemas`, a
+ * NULL-terminated list that outlives r and holds at least
+ * rlvr_train_schemas' tables; cross-key rules) and derives the run's paths;
+ * `out_dir` (may be NULL) replaces <out_dir>/<name>. Errors name the file,
+ * line and key. Nothing is read from or written to the run directory but
+ * <run>/tokenizer.json when it exists. */
+int rlvr_run_load(rlvr_run *r, const char *config_path, const char *out_dir, const rlvr_config_key *const *schemas);
+/* The same from configuration text in memory; `name` stands for the file
+ * name in messages. */
+int rlvr_run_parse(rlvr_run *r, const char *text, const char *name, const char *out_dir,
+                   const rlvr_config_key *const *schemas);
 void rlvr_run_close(rlvr_run *r);
 
 /* The validated task pool. [tasks] pool set: loads it and its manifest
@@ -154,11 +126,6 @@ int rlvr_run_manifest_end(rlvr_manifest *m, const char *path, int rc, int64_t st
 /* Seconds since 1970 (metrics' time_unix). */
 double rlvr_run_unix_time(void);
 
-/* True when Slurm requeued this job (SLURM_RESTART_COUNT > 0): resume. */
-bool rlvr_slurm_restarted(void);
-
-/* ---- sft (jobs/sft.c) ---- */
-
 /* [sft] extra_demos > 0: the extra train tasks for demonstrations only,
  * generated into <run>/sft/demo_tasks on first use and loaded (*out NULL
  * when extra_demos is 0): the indices after the pool's train tasks, or
@@ -166,40 +133,17 @@ bool rlvr_slurm_restarted(void);
  * only their reference solutions are played. */
 int rlvr_run_demo_tasks(rlvr_run *r, rlvr_task_pool **out);
 
-/* Renders the demonstrations of the usable train tasks (unless [sft]
- * pool_demos is false) and of rlvr_run_demo_tasks through the harness
- * ([sampler] kv_slots per harness call, a progress line every four calls;
- * records moved to *out, *n_out of them; free each with rlvr_rollout_free).
- * 1 when a signal (rlvr_run_stop_flag) stopped it between calls: nothing is
- * returned. */
-int rlvr_sft_demos(rlvr_run *r, rlvr_model *model, rlvr_rollout **out, int *n_out);
-
-/* A pending BPE run learns its tokenizer ([tokenizer] merges) from the text
- * of the first [tokenizer] corpus_demos demonstrations, rendered with the
- * byte tokenizer, and sets it (rlvr_run_set_tokenizer); 0 and nothing done
- * when the run is not pending. 1 when a signal stopped the rendering. */
-int rlvr_sft_learn_tokenizer(rlvr_run *r, rlvr_model *model);
-/* The SFT job: 0 when finished (final checkpoint path to final_checkpoint),
- * 1 when stopped by a signal (at the next step boundary, after a
- * checkpoint; while the pool is checked or the demonstrations render,
- * before any step: nothing new to save), negative on error. On 0 and 1
- * final_checkpoint holds the latest checkpoint, "" when there is none. */
-int rlvr_sft_run(rlvr_run *r, bool resume, char *final_checkpoint, size_t cap);
-
-/* The command line of sft and train: CONFIG [--out DIR] [--resume]
- * [--until-step N] (--resume is implied when Slurm requeued the job;
- * --until-step ends this job after step N with a checkpoint and exit 0, a
- * segment of a chain, without changing the schedule, which still spans
- * [train] steps). 0 when complete, 1 for --help, -1 for a usage error. */
+/* What a training job was asked to do (the command line of sft and train):
+ * the configuration file, the run directory replacing <out_dir>/<name>
+ * (NULL: none), whether to resume from the latest checkpoint, and
+ * until_step > 0: end this job after that step with a checkpoint, a segment
+ * of a chain, without changing the schedule, which still spans [train]
+ * steps. */
 typedef struct {
     const char *config, *out;
     bool resume;
     int64_t until_step; /* 0: none */
 } rlvr_run_args;
-int rlvr_run_parse_args(rlvr_run_args *a, int argc, char **argv);
-/* The same, printing `usage` for --help (to stdout) or a usage error (to
- * stderr): -1 when the job should go on, else the exit status to return. */
-int rlvr_run_args_or_usage(rlvr_run_args *a, int argc, char **argv, void (*usage)(FILE *));
 
 /* ---- signals: the handler only sets the flag; jobs act at step boundaries ---- */
 

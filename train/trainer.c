@@ -1,5 +1,5 @@
-/* jobs/train.c — `rlvr train CONFIG [--out DIR] [--resume]`: GRPO with
- * verifiable rewards on the run's train tasks (SPEC §2–4, §7–8).
+/* train/trainer.c — the GRPO trainer behind `rlvr train` (train/trainer.h):
+ * RL with verifiable rewards on the run's train tasks (docs/RL.md).
  *
  * One step (synchronous, Δv_max = 0):
  *   1. dynamic sampling rounds: the difficulty tracker draws tasks (Philox,
@@ -18,13 +18,13 @@
  *      (rl/objective.h; with [grpo] kl_beta > 0 also the k3 KL to the frozen
  *      reference, [train] init), backward, AdamW, version + 1 — split over
  *      data-parallel trainer ranks when there are several
- *      (rlvr_trainer_apply, jobs/train_dist.c);
+ *      (rlvr_trainer_apply, train/dist.c);
  *   5. one metrics row to metrics.h5, a progress line to stderr;
  *      checkpoints every [checkpoint] every steps, at the end, and when a
  *      signal asked to stop.
  * Bounded-async mode ([train] max_staleness > 0 with rollout ranks): step
  * 1's tasks come from the take hook instead (groups drawn and handed out
- * ahead of time by jobs/train_dist.c, admitted by staleness); steps 3–5 are
+ * ahead of time by train/dist.c, admitted by staleness); steps 3–5 are
  * the same, the records keep the version that generated them, and the
  * truncated importance ratio against their sampling log-probs corrects the
  * lag.
@@ -38,17 +38,15 @@
 #include "io/checkpoint.h"
 #include "io/metrics.h"
 #include "io/shard.h"
-#include "jobs/commands.h"
-#include "jobs/pack.h"
-#include "jobs/run.h"
-#include "jobs/train.h"
-#include "jobs/train_dist.h"
-#include "jobs/verifiers.h"
 #include "rl/advantage.h"
 #include "rl/difficulty.h"
 #include "rl/entropy.h"
 #include "rl/objective.h"
 #include "rl/reward.h"
+#include "train/pack.h"
+#include "train/run.h"
+#include "train/trainer.h"
+#include "train/verifiers.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -855,7 +853,7 @@ int rlvr_trainer_new_replica(rlvr_trainer **out, rlvr_run *r, rlvr_model *model)
     t->model = model;
     t->dp.size = 1;
     RLVR_TRY(rlvr_model_alloc_optim_state(model));
-    /* the reference's weights come from the leader (jobs/train_dist.c bcast_state) */
+    /* the reference's weights come from the leader (train/dist.c bcast_state) */
     if (r->rl.grpo.objective.kl_beta > 0) RLVR_TRY(rlvr_run_new_model(r, &t->reference));
     return 0;
 }
@@ -904,20 +902,4 @@ void rlvr_trainer_set_hooks(rlvr_trainer *t, rlvr_generate_fn generate, void *ge
                             rlvr_after_update_fn after_update, void *after_update_ctx) {
     t->generate = generate, t->generate_ctx = generate_ctx;
     t->after_update = after_update, t->after_update_ctx = after_update_ctx;
-}
-
-static void usage(FILE *f) {
-    fprintf(f, "usage: rlvr train CONFIG [--out DIR] [--resume] [--until-step N]\n"
-               "  GRPO with verifiable rewards on the run's train tasks, starting from [train] init\n"
-               "  --out DIR         run directory (default [run] out_dir/name)\n"
-               "  --resume          continue from the latest checkpoint (implied by SLURM_RESTART_COUNT > 0)\n"
-               "  --until-step N    end this job after step N with a checkpoint (exit 0): one segment of\n"
-               "                    a chain; the learning-rate schedule still spans [train] steps\n");
-}
-
-int rlvr_cmd_train(int argc, char **argv) {
-    rlvr_run_args args;
-    int done = rlvr_run_args_or_usage(&args, argc, argv, usage);
-    if (done >= 0) return done;
-    return rlvr_train_main(&args); /* one process, or the MPI ranks of [layout] (jobs/train_dist.h) */
 }
