@@ -18,13 +18,13 @@
  *      (rl/objective.h; with [grpo] kl_beta > 0 also the k3 KL to the frozen
  *      reference, [train] init), backward, AdamW, version + 1 — split over
  *      data-parallel trainer ranks when there are several
- *      (rlvr_trainer_apply, train/dist.c);
+ *      (rlvr_trainer_apply, train/dp.c);
  *   5. one metrics row to metrics.h5, a progress line to stderr;
  *      checkpoints every [checkpoint] every steps, at the end, and when a
  *      signal asked to stop.
  * Bounded-async mode ([train] max_staleness > 0 with rollout ranks): step
  * 1's tasks come from the take hook instead (groups drawn and handed out
- * ahead of time by train/dist.c, admitted by staleness); steps 3–5 are
+ * ahead of time by train/leader.c, admitted by staleness); steps 3–5 are
  * the same, the records keep the version that generated them, and the
  * truncated importance ratio against their sampling log-probs corrects the
  * lag.
@@ -853,7 +853,7 @@ int rlvr_trainer_new_replica(rlvr_trainer **out, rlvr_run *r, rlvr_model *model)
     t->model = model;
     t->dp.size = 1;
     RLVR_TRY(rlvr_model_alloc_optim_state(model));
-    /* the reference's weights come from the leader (train/dist.c bcast_state) */
+    /* the reference's weights come from the leader (train/dp.c rlvr_dist_dp_bcast_state) */
     if (r->rl.grpo.objective.kl_beta > 0) RLVR_TRY(rlvr_run_new_model(r, &t->reference));
     return 0;
 }

@@ -66,7 +66,7 @@ void rlvr_trainer_set_hooks(rlvr_trainer *t, rlvr_generate_fn generate, void *ge
                             rlvr_after_update_fn after_update, void *after_update_ctx);
 
 /* Bounded-async mode ([train] max_staleness > 0 with rollout ranks,
- * train/dist.c). Each dynamic-sampling round asks `take` for n finished
+ * train/leader.c). Each dynamic-sampling round asks `take` for n finished
  * groups instead of drawing and generating its own: the hook hands groups
  * out ahead of time (tasks from rlvr_trainer_draw), collects them as they
  * finish, admits or drops them by staleness, and adds each admitted group to
@@ -99,7 +99,7 @@ int rlvr_trainer_put_group(rlvr_trainer *t, int32_t task, rlvr_harness_job *jobs
 /* The policy version the next update starts from (= steps taken). */
 int64_t rlvr_trainer_version(const rlvr_trainer *t);
 
-/* ---- data-parallel trainer ranks ([layout] trainer = T > 1, train/dist.c) ----
+/* ---- data-parallel trainer ranks ([layout] trainer = T > 1, train/dp.c) ----
  *
  * One optimizer step's input, the same on every trainer rank: the step's
  * kept rollouts in batch order with their advantages, and the objective

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Data-parallel trainer ranks ([layout] trainer = 2, train/dist.c
-# "data-parallel trainer ranks") on a tiny arithmetic run:
+# Data-parallel trainer ranks ([layout] trainer = 2, train/dp.c
+# and train/follower.c) on a tiny arithmetic run:
 #   - mpirun -np 4 (2 trainer, 1 verifier, 1 rollout) runs to the end, and the
 #     leader reports the replicas' weights hashed equal after every update;
 #   - two such runs end with bit-identical checkpoints (steps 4 and 8);
