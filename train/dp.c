@@ -69,7 +69,7 @@ static int encode_update(rlvr_dist_dp *ps, const rlvr_update_batch *b) {
     return 0;
 }
 
-/* Views into d->update_buf: recs[i] points into it (not to be freed). */
+/* Views into ps->update_buf: recs[i] points into it (not to be freed). */
 typedef struct {
     rlvr_update_batch b;
     rlvr_rollout *recs;
@@ -165,7 +165,7 @@ static int send_parts(rlvr_dist_dp *ps, const rlvr_update_batch *b) {
 }
 
 /* A non-leader trainer rank: its part from the leader, decoded into
- * d->part_recs[0 .. d->n_part_recs). */
+ * ps->part_recs[0 .. ps->n_part_recs). */
 static int receive_part(rlvr_dist_dp *ps) {
     dist *d = ps->d;
     uint64_t bytes = 0;
