@@ -1,14 +1,18 @@
 /* train/dist_internal.h — what the rank roles of `rlvr train` over MPI
  * share (private to train/): the state every rank has, the messaging
  * helpers, the start-up agreement, and each role's entry point. One file
- * per role: train/leader.c, train/rollout_rank.c, train/verifier_rank.c,
- * train/follower.c; the trainer communicator's protocol that the
- * leader and the follower trainer ranks share is train/dp.c; the dispatch
- * is train/dist.c. Messages: docs/WIRE.md "Training protocol". */
+ * per role (the leader's bounded-async mode in a second file):
+ * train/leader.c and train/leader_async.c, train/rollout_rank.c,
+ * train/verifier_rank.c, train/follower.c; the trainer communicator's
+ * protocol that the leader and the follower trainer ranks share is
+ * train/dp.c; the dispatch is train/dist.c. Messages: docs/WIRE.md
+ * "Training protocol". */
 #ifndef RLVR_TRAIN_DIST_INTERNAL_H
 #define RLVR_TRAIN_DIST_INTERNAL_H
 
 #include "core/record.h"
+#include "io/config.h"
+#include "mpi/admission.h"
 #include "mpi/queue.h"
 #include "mpi/roles.h"
 #include "mpi/weights.h"
@@ -113,5 +117,38 @@ int rlvr_dist_dp_bcast_state(rlvr_dist_dp *p, rlvr_trainer *t);
 /* UPDATE on a non-leader trainer rank: the batch, then the step on its part. */
 int rlvr_dist_dp_receive_update(rlvr_dist_dp *p, rlvr_trainer *replica);
 void rlvr_dist_dp_free(rlvr_dist_dp *p);
+
+/* ---- the leader's state (train/leader.c, train/leader_async.c) ---- */
+
+typedef struct rlvr_leader_flight rlvr_leader_flight; /* async mode: a group handed out and not yet taken */
+
+typedef struct {
+    dist *d;
+    rlvr_trainer *trainer;
+    int64_t published; /* weights version the rollout ranks hold; -1 = none yet */
+    char promoted[RLVR_IO_PATH_CAP]; /* rollout_policy = promoted: the checkpoint published last ("": none) */
+    int64_t next_job;  /* jobs handed out so far: a group's id is the run index of its first job */
+    /* async mode */
+    rlvr_admission adm;   /* the Δv gate, counted over the job */
+    rlvr_leader_flight **flights; /* handed out, not yet taken by the trainer, in hand-out order */
+    int n_flights, cap_flights;
+    int64_t finished;     /* groups finished so far (a flight's finish order) */
+    int64_t *outstanding; /* (R) rollouts handed to rollout rank i whose record has not arrived */
+    int64_t draw_version; /* trainer version of the draws counted by draw_round / draw_groups */
+    uint32_t draw_round, draw_groups;
+    /* data-parallel trainer ranks ([layout] trainer > 1) */
+    rlvr_dist_dp dp;
+} rlvr_leader;
+
+/* Bounded-async mode: the take hook and the publishing after each update
+ * set on t, with the admission gate and the hand-out counts ready; prints
+ * the mode. */
+int rlvr_leader_async_start(rlvr_leader *l, rlvr_trainer *t);
+/* The admission counts, one line to stderr. */
+void rlvr_leader_async_summary(const rlvr_leader *l);
+/* The end of an async job; `reached` is the step STOP carries. */
+int rlvr_leader_async_shutdown(rlvr_leader *l, int64_t reached);
+/* The groups still handed out, freed. */
+void rlvr_leader_async_free(rlvr_leader *l);
 
 #endif

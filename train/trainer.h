@@ -139,7 +139,9 @@ void rlvr_update_part(const rlvr_update_batch *b, int rank, int size, int *lo, i
 
 /* A trainer on a non-leader trainer rank: the model only (owned from here
  * on; gradients and AdamW moments allocated), no pool, verifiers, metrics
- * or checkpoints. */
+ * or checkpoints. Needs nothing on disk (a run from rlvr_run_parse will
+ * do): with [shards] write = false, rlvr_trainer_apply on it writes no file
+ * (tests/train/test_trainer_steps.c). */
 int rlvr_trainer_new_replica(rlvr_trainer **out, rlvr_run *r, rlvr_model *model);
 
 /* The model (mutable: a replica's is filled from the leader's). */

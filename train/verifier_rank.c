@@ -18,8 +18,17 @@
 #include <stdio.h>
 #include <string.h>
 
+/* A verifier rank's state. */
+typedef struct {
+    dist *d;
+    rlvr_verifiers *verifiers; /* this rank's enclaves and verdict cache */
+    rlvr_wire_buf patch;       /* the patch received last */
+} verifier_rank;
+
 /* Verifies one record from a rollout rank and sends the verdict to the leader. */
-static int verify_one(dist *d, rlvr_verifiers *v, rlvr_wire_buf *patch) {
+static int verify_one(verifier_rank *vr) {
+    dist *d = vr->d;
+    rlvr_wire_buf *patch = &vr->patch;
     const rlvr_run *r = d->run;
     rlvr_wire_job_info info;
     RLVR_TRY(rlvr_wire_decode_job_record(&d->rec, &info, patch, d->msg.body.data, d->msg.body.len));
@@ -35,7 +44,7 @@ static int verify_one(dist *d, rlvr_verifiers *v, rlvr_wire_buf *patch) {
                             .patch = patch->len ? (char *)patch->data : NULL, .patch_len = patch->len,
                             .public_tests_changed = info.public_tests_changed != 0,
                             .patch_reason = info.patch_reason};
-    int rc = rlvr_verifiers_verify(v, &job, (size_t)info.task_index);
+    int rc = rlvr_verifiers_verify(vr->verifiers, &job, (size_t)info.task_index);
     d->rec = job.record; /* the buffers stay ours */
     RLVR_TRY(rc);
     rlvr_verdict_msg m = {d->rec.group_id, d->rec.rollout_index, d->rec.verdict, d->rec.verdict_reason,
@@ -44,14 +53,14 @@ static int verify_one(dist *d, rlvr_verifiers *v, rlvr_wire_buf *patch) {
     return rlvr_dist_send_out(d, RLVR_MPI_LEADER, RLVR_MSG_VERDICT);
 }
 
-static int verify_loop(dist *d, rlvr_verifiers *v, int64_t *stop_step) {
-    rlvr_wire_buf patch = {0};
+static int verify_loop(verifier_rank *vr, int64_t *stop_step) {
+    dist *d = vr->d;
     int rc = 0;
     while (rc == 0 && *stop_step == RLVR_DIST_NOT_STOPPED) {
         rc = rlvr_mpi_queue_wait(d->queue, MPI_ANY_SOURCE, RLVR_MSG_ANY, &d->msg, -1, NULL);
         if (rc < 0) break;
         if (d->msg.kind == RLVR_MSG_RECORD) {
-            rc = verify_one(d, v, &patch);
+            rc = verify_one(vr);
             continue;
         }
         rlvr_control_msg c;
@@ -67,14 +76,13 @@ static int verify_loop(dist *d, rlvr_verifiers *v, int64_t *stop_step) {
             *stop_step = c.step;
         }
     }
-    rlvr_wire_buf_free(&patch);
     return rc < 0 ? rc : rlvr_mpi_queue_flush(d->queue, -1, NULL);
 }
 
 /* Async mode: verifies until STOP, telling the leader about a caught
  * signal; after STOP drops the records still arriving and says DONE. */
-static int verify_loop_async(dist *d, rlvr_verifiers *v, int64_t *stop_step) {
-    rlvr_wire_buf patch = {0};
+static int verify_loop_async(verifier_rank *vr, int64_t *stop_step) {
+    dist *d = vr->d;
     bool told = false;
     int rc = 0;
     while (rc == 0 && *stop_step == RLVR_DIST_NOT_STOPPED) {
@@ -87,7 +95,7 @@ static int verify_loop_async(dist *d, rlvr_verifiers *v, int64_t *stop_step) {
             continue;
         }
         if (d->msg.kind == RLVR_MSG_RECORD) {
-            rc = verify_one(d, v, &patch);
+            rc = verify_one(vr);
             continue;
         }
         rlvr_control_msg c = {0};
@@ -98,7 +106,6 @@ static int verify_loop_async(dist *d, rlvr_verifiers *v, int64_t *stop_step) {
                                 rlvr_msg_kind_name(d->msg.kind), d->msg.source);
         if (rc == 0) *stop_step = c.step;
     }
-    rlvr_wire_buf_free(&patch);
     if (rc < 0) return rc;
     /* every rollout rank said DONE before this STOP: what is left is theirs, unverified */
     for (bool got = true; got;) RLVR_TRY(rlvr_mpi_queue_poll(d->queue, MPI_ANY_SOURCE, RLVR_MSG_RECORD, &d->msg, &got));
@@ -108,27 +115,28 @@ static int verify_loop_async(dist *d, rlvr_verifiers *v, int64_t *stop_step) {
 
 int rlvr_dist_verify(dist *d) {
     rlvr_run *r = d->run;
-    rlvr_verifiers *v = NULL;
+    verifier_rank vr = {.d = d};
     int all = 0, rc = rlvr_dist_agree_max(d, 0, -1, &all); /* 1: the leader has built the pool */
     if (rc < 0) return rlvr_dist_abort(d, rc);
     if (all) return rlvr_dist_setup_failed(d, all);
     rc = rlvr_run_pool(r, false);
-    if (rc == 0) rc = rlvr_verifiers_new(&v, r);
+    if (rc == 0) rc = rlvr_verifiers_new(&vr.verifiers, r);
     int code = rc < 0 ? rlvr_dist_report(d, rc) : 0;
     rc = rlvr_dist_agree_max(d, code, -1, &all); /* 2: every rank is set up */
     if (rc < 0) return rlvr_dist_abort(d, rc);
     int64_t stop_step = RLVR_DIST_NOT_STOPPED;
     if (all == 0) {
-        rc = d->async ? verify_loop_async(d, v, &stop_step) : verify_loop(d, v, &stop_step);
+        rc = d->async ? verify_loop_async(&vr, &stop_step) : verify_loop(&vr, &stop_step);
         if (rc < 0) return rlvr_dist_abort(d, rc);
         int64_t runs = 0, cached = 0, freed = 0;
-        rlvr_verifiers_counts(v, &runs, &cached, &freed);
+        rlvr_verifiers_counts(vr.verifiers, &runs, &cached, &freed);
         fprintf(stderr,
                 "train: verifier rank %d: %lld enclave verifications, %lld verdicts from the cache; %lld idle task "
                 "enclaves freed\n",
                 d->roles.role_rank, (long long)runs, (long long)cached, (long long)freed);
     }
-    rlvr_verifiers_free(v);
+    rlvr_verifiers_free(vr.verifiers);
+    rlvr_wire_buf_free(&vr.patch);
     if (all) return rlvr_dist_setup_failed(d, all);
     return stop_step < r->stop_step ? 1 : 0;
 }
