@@ -148,7 +148,7 @@ int rlvr_dist_say_done(dist *d, int64_t stop_step) {
     return rlvr_mpi_queue_flush(d->queue, -1, NULL);
 }
 
-/* ---- the command ---------------------------------------------------------------------------- */
+/* ---- the job -------------------------------------------------------------------------------- */
 
 /* One process plays every role (no hooks): 0, 1 (stopped) or the error,
  * which the caller says. */

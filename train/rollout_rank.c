@@ -30,6 +30,7 @@ typedef struct {
     double due;          /* rlvr_now() when it may be sent (simulated environment delay) */
 } held_job;
 
+/* A rollout rank's state. */
 typedef struct {
     rlvr_model *model;
     rlvr_sampler *sampler;
