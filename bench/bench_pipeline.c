@@ -7,7 +7,7 @@
  * ranks, a model so small that generating costs little, so environment time
  * dominates. Arithmetic tasks are single-turn (no tool call, so the
  * harness's per-turn simulated_latency never fires): the latency is applied
- * per rollout instead (rlvr_train_simulation, jobs/train_dist.h). A finished
+ * per rollout instead (rlvr_train_simulation, train/dist.h). A finished
  * rollout holds one of its rank's environments for a latency drawn from the
  * lognormal law of bench/latency.h (the one `rlvr bench harness` uses; median,
  * σ, cut at 30 medians, keyed by the rollout's sampling keys) before its
@@ -38,12 +38,14 @@
 #include "core/record.h"
 #include "io/metrics.h"
 #include "io/shard.h"
-#include "jobs/train_dist.h"
+#include "train/config.h"
+#include "train/dist.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <math.h>
+#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +94,18 @@ static double rollout_delay(void *arg, const rlvr_harness_job *job, int32_t turn
     return rlvr_latency_draw(arg, job->step, job->sequence, turn);
 }
 
+/* The exit status `rlvr train` would end with (docs/OPERATIONS.md "Exit
+ * codes"), saying the error the library has not. */
+static int exit_status(const rlvr_train_outcome *o) {
+    if (o->rc == 1) return 3;
+    if (o->rc >= 0) return 0;
+    if (!o->reported) {
+        const char *msg = rlvr_error_last();
+        fprintf(stderr, "rlvr train: error: %s\n", msg[0] ? msg : rlvr_error_name(o->rc));
+    }
+    return o->rc == RLVR_ECONFIG ? 2 : 1;
+}
+
 static int child(const char *spec, const rlvr_bench_options *opt) {
     char config[4096];
     snprintf(config, sizeof config, "%s", spec);
@@ -102,7 +116,14 @@ static int child(const char *spec, const rlvr_bench_options *opt) {
     rlvr_latency_law law = law_of(z);
     rlvr_train_simulation sim = {.delay = rollout_delay, .arg = &law, .environments = environments(z)};
     rlvr_run_args args = {.config = config, .out = tab + 1, .resume = false, .until_step = 0};
-    int code = rlvr_train_main_simulated(&args, &sim);
+    rlvr_train_outcome o;
+    rlvr_train_job(&args, rlvr_train_schemas, &sim, &o);
+    int code = exit_status(&o);
+    if (o.abort) { /* a rank cannot leave alone: the others would wait for it */
+        fflush(NULL);
+        MPI_Abort(MPI_COMM_WORLD, code);
+        exit(code);
+    }
     if (code != 0) return RLVR_FAIL(RLVR_EIO, "training (%s) ended with exit status %d", config, code);
     return 0;
 }

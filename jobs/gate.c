@@ -11,8 +11,8 @@
 #include "io/gate_report.h"
 #include "jobs/commands.h"
 #include "jobs/evalcommon.h"
-#include "jobs/run.h"
 #include "jobs/schemas.h"
+#include "train/run.h"
 
 #include <limits.h>
 #include <math.h>
@@ -162,7 +162,7 @@ static int gate_options(gate_state *st, const gate_args *a) {
 }
 
 /* --pool, else the configuration's [tasks] pool, else the run's built-in
- * pool RUNDIR/pool (jobs/run.h). */
+ * pool RUNDIR/pool (train/run.h). */
 static int pool_path(gate_state *st, const gate_args *a) {
     const char *configured = "";
     if (st->cfg) RLVR_TRY(rlvr_config_get_string(st->cfg, "tasks", "pool", &configured));

@@ -13,8 +13,8 @@
 #include "io/metrics.h"
 #include "io/shard.h"
 #include "jobs/commands.h"
-#include "jobs/run.h"
 #include "policy/tokenizer.h"
+#include "train/run.h"
 
 #include <dirent.h>
 #include <limits.h>

@@ -1,8 +1,8 @@
 /* jobs/quickstart.c — `rlvr quickstart [--out DIR]`: the embedded default,
  * end to end on one machine with no cluster and no download:
  *   1. generate and validate a bugfix-c pool (train and held-out eval splits),
- *   2. SFT on demonstrations of the train tasks (jobs/sft.c),
- *   3. RL, synchronous GRPO (jobs/train.c),
+ *   2. SFT on demonstrations of the train tasks (train/sft.c),
+ *   3. RL, synchronous GRPO (train/trainer.c),
  *   4. evaluate the SFT and the RL checkpoints on the held-out split with the
  *      same seeds (eval/eval.h): pass@1, pass@k with intervals, and the
  *      paired difference RL − SFT with its bootstrap interval over tasks,
@@ -17,7 +17,8 @@
 #include "io/checkpoint.h"
 #include "jobs/commands.h"
 #include "jobs/run.h"
-#include "jobs/train.h"
+#include "train/sft.h"
+#include "train/trainer.h"
 
 #include <jansson.h>
 #include <malloc.h>

@@ -1,222 +1,33 @@
-/* jobs/run.h — what the training-side jobs (sft, train, quickstart) share:
- * one configuration checked against every module's keys, the run directory,
- * the validated task pool, the policy model, and the stop flag that signal
- * handlers set.
- *
- * Run directory (<out_dir>/<name>, or --out):
- *   pool/                     built-in tasks, generated on first use ([tasks] pool empty)
- *   pool.manifest.json        their validation (`rlvr tasks check`)
- *   sft/checkpoints/, sft/metrics.h5      `rlvr sft`
- *   checkpoints/, metrics.h5, shards/, manifest.h5   `rlvr train`
- * docs/OPERATIONS.md describes the layout, resume and exit codes. */
+/* jobs/run.h — the command-line plumbing the training verbs share (sft,
+ * train, quickstart, submit): their arguments, the exit status of a job
+ * stopped by a signal, and a run opened with every section the `rlvr`
+ * command knows. The runtime itself is train/run.h. */
 #ifndef RLVR_JOBS_RUN_H
 #define RLVR_JOBS_RUN_H
 
-#include "core/config.h"
-#include "enclave/config.h"
-#include "enclave/sandbox.h"
-#include "envs/check.h"
-#include "envs/config.h"
-#include "envs/harness.h"
-#include "envs/pool.h"
-#include "io/config.h"
-#include "jobs/schemas.h"
-#include "policy/model.h"
-#include "policy/optim.h"
-#include "policy/sampler.h"
-#include "policy/tokenizer.h"
-#include "rl/config.h"
+#include "train/run.h"
 
-#include <signal.h>
 #include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 
 /* Exit status of a job that stopped on a signal after writing its checkpoint
  * (resume with --resume, or let Slurm requeue it). */
 #define RLVR_EXIT_STOPPED 3
 
-/* [sft]: supervised bootstrap on demonstrations. */
-typedef struct {
-    int64_t steps;           /* optimizer steps */
-    int64_t batch_sequences; /* demonstrations per step */
-    double lr;               /* peak learning rate (the other AdamW settings come from [optim]) */
-    int64_t warmup_steps;
-    double min_lr_ratio;
-    double temperature;      /* τ of the fitted distribution */
-    int64_t extra_demos;     /* built-in pool: train tasks generated for demonstrations only */
-    bool pool_demos;         /* false: only those are demonstrations, and they come before the pool's */
-    double recovery_share;   /* share of demonstrations also played as recovery demonstrations (envs/demo.h) */
-} rlvr_sft_config;
-
-/* [train]: the RL job. */
-typedef struct {
-    int64_t steps;           /* optimizer steps of the RL run */
-    const char *init;        /* "sft", "scratch" or a checkpoint path */
-    int64_t max_staleness;   /* Δv_max; 0 = synchronous */
-    bool verify_cache;       /* verify identical patches of a task once per run */
-    int64_t verify_threads;  /* one process: tasks verified at once (0 = physical cores) */
-    int64_t verify_enclaves; /* per-task verification enclaves kept alive at once */
-    bool promoted_only;      /* rollout_policy = promoted: rollouts use only the RUN/promoted checkpoint */
-} rlvr_train_config;
-
-/* [tokenizer]: how text becomes the policy's ids. */
-typedef struct {
-    bool bpe;             /* kind = bpe (else byte) */
-    int64_t merges;       /* bpe: merges to learn at most */
-    int64_t corpus_demos; /* bpe: demonstrations whose text the merges are learned from */
-} rlvr_tokenizer_config;
-
-typedef struct {
-    rlvr_config *cfg;
-    rlvr_io_settings io;          /* the RL run's paths (run_dir = the whole run's directory) */
-    rlvr_model_config model;
-    rlvr_adamw_config optim;
-    rlvr_sampler_config sampler;  /* seed = [run] seed */
-    rlvr_rl_config rl;
-    rlvr_tasks_config tasks;
-    rlvr_harness_options harness; /* host set by rlvr_run_host */
-    rlvr_enclave_settings enclave;
-    rlvr_sft_config sft;
-    rlvr_train_config train;
-    int64_t stop_step;            /* the last step this job takes: [train] steps, or --until-step */
-    rlvr_tokenizer_config tokenizer;
-    rlvr_tokenizer *tok;          /* the run's tokenizer (rlvr_run_set_tokenizer) */
-    bool tok_pending;             /* [tokenizer] kind = bpe and none yet: tok is a byte placeholder */
-    /* the pool (rlvr_run_pool) */
-    char pool_path[RLVR_IO_PATH_CAP];
-    rlvr_task_pool *pool;
-    rlvr_pool_manifest *pool_manifest;
-    int32_t *split_tasks[RLVR_SPLIT_COUNT]; /* usable tasks of each split, as pool indices */
-    int32_t n_split[RLVR_SPLIT_COUNT];
-    rlvr_sandbox_host *host;      /* rlvr_run_host */
-} rlvr_run;
-
-/* Loads and checks the configuration (every module's keys, cross-key rules)
- * and derives the run's paths; `out_dir` (may be NULL) replaces
- * <out_dir>/<name>. Errors name the file, line and key. */
+/* rlvr_run_load with every module's keys (jobs/schemas.h). */
 int rlvr_run_open(rlvr_run *r, const char *config_path, const char *out_dir);
-void rlvr_run_close(rlvr_run *r);
-
-/* The validated task pool. [tasks] pool set: loads it and its manifest
- * (refusing a pool without one, or one that changed since it was checked:
- * run `rlvr tasks check`). Built-in family: generates <run_dir>/pool and
- * checks it ([tasks] check_runs, check_jobs) when `may_build`, else
- * refuses. Split hygiene is checked either way. Progress goes to stderr.
- * Loads once: later calls return 0. */
-int rlvr_run_pool(rlvr_run *r, bool may_build);
-
-/* The sandbox host "tests" tasks need (idempotent); sets harness.host. */
-int rlvr_run_host(rlvr_run *r);
-
-/* A fresh model from [model] (init_seed), or the model stored in a
- * checkpoint (its configuration must equal [model]'s, field by field, and
- * its tokenizer the run's: rlvr_run_set_tokenizer, which a run still
- * waiting for its BPE tokenizer takes it from). */
-int rlvr_run_new_model(const rlvr_run *r, rlvr_model **out);
-int rlvr_run_load_model(rlvr_run *r, const char *checkpoint_path, bool moments, rlvr_model **out);
-/* (moments false: the AdamW moments start at zero, e.g. RL after SFT) */
-
-/* The run's tokenizer. With [tokenizer] kind = byte it is the byte
- * tokenizer from the start. With kind = bpe it is <run>/tokenizer.json
- * (docs/FORMATS.md "Tokenizer"), read by rlvr_run_open once it exists; until
- * then the run is pending (tok is the byte tokenizer as a placeholder) and
- * the first tokenizer set is kept: learned by `rlvr sft`, or taken from the
- * checkpoint a job starts from, and written to <run>/tokenizer.json
- * (atomically). Later ones must equal it: RLVR_EFORMAT naming `from` (the
- * checkpoint) otherwise, and when a pending run is offered a byte
- * tokenizer or one with more ids than [model] vocab. Takes ownership of
- * tok (freed on error). */
-int rlvr_run_set_tokenizer(rlvr_run *r, rlvr_tokenizer *tok, const char *from);
-/* Reads a tokenizer file (<run>/tokenizer.json, docs/FORMATS.md
- * "Tokenizer"); RLVR_EFORMAT naming the file when it is not one. */
-int rlvr_tokenizer_file_read(const char *path, rlvr_tokenizer **out);
-
-/* A pending run reads <run>/tokenizer.json when it exists now (a rank that
- * opened the run before the leader wrote it); 0 either way. */
-int rlvr_run_reload_tokenizer(rlvr_run *r);
-/* rlvr_run_reload_tokenizer, then RLVR_ESTATE saying how to get one when
- * the run is still pending (jobs that tokenize: RL, evaluation). */
-int rlvr_run_require_tokenizer(rlvr_run *r);
-
-/* The run manifest of one job (io/manifest.h, docs/FORMATS.md "Run
- * manifest") at `path`: gathered and written now with status "running"
- * (config text and hash, seed, the pool's content hash, rank layout, host
- * names — `hosts` NULL: this host for every rank). rlvr_run_manifest_end
- * rewrites it with the outcome of the job: rc 0 "finished", 1
- * "interrupted" (stopped by a signal after a checkpoint), negative "failed",
- * with the last step and policy version; it frees *m. */
-typedef struct rlvr_manifest rlvr_manifest;
-int rlvr_run_manifest_begin(const rlvr_run *r, const char *path, const int layout[3], const char *const *hosts,
-                            int n_hosts, rlvr_manifest **out);
-int rlvr_run_manifest_end(rlvr_manifest *m, const char *path, int rc, int64_t step, int64_t version);
-
-/* Seconds since 1970 (metrics' time_unix). */
-double rlvr_run_unix_time(void);
 
 /* True when Slurm requeued this job (SLURM_RESTART_COUNT > 0): resume. */
 bool rlvr_slurm_restarted(void);
-
-/* ---- sft (jobs/sft.c) ---- */
-
-/* [sft] extra_demos > 0: the extra train tasks for demonstrations only,
- * generated into <run>/sft/demo_tasks on first use and loaded (*out NULL
- * when extra_demos is 0): the indices after the pool's train tasks, or
- * before them with [sft] pool_demos = false. They are never validated:
- * only their reference solutions are played. */
-int rlvr_run_demo_tasks(rlvr_run *r, rlvr_task_pool **out);
-
-/* Renders the demonstrations of the usable train tasks (unless [sft]
- * pool_demos is false) and of rlvr_run_demo_tasks through the harness
- * ([sampler] kv_slots per harness call, a progress line every four calls;
- * records moved to *out, *n_out of them; free each with rlvr_rollout_free).
- * 1 when a signal (rlvr_run_stop_flag) stopped it between calls: nothing is
- * returned. */
-int rlvr_sft_demos(rlvr_run *r, rlvr_model *model, rlvr_rollout **out, int *n_out);
-
-/* A pending BPE run learns its tokenizer ([tokenizer] merges) from the text
- * of the first [tokenizer] corpus_demos demonstrations, rendered with the
- * byte tokenizer, and sets it (rlvr_run_set_tokenizer); 0 and nothing done
- * when the run is not pending. 1 when a signal stopped the rendering. */
-int rlvr_sft_learn_tokenizer(rlvr_run *r, rlvr_model *model);
-/* The SFT job: 0 when finished (final checkpoint path to final_checkpoint),
- * 1 when stopped by a signal (at the next step boundary, after a
- * checkpoint; while the pool is checked or the demonstrations render,
- * before any step: nothing new to save), negative on error. On 0 and 1
- * final_checkpoint holds the latest checkpoint, "" when there is none. */
-int rlvr_sft_run(rlvr_run *r, bool resume, char *final_checkpoint, size_t cap);
 
 /* The command line of sft and train: CONFIG [--out DIR] [--resume]
  * [--until-step N] (--resume is implied when Slurm requeued the job;
  * --until-step ends this job after step N with a checkpoint and exit 0, a
  * segment of a chain, without changing the schedule, which still spans
  * [train] steps). 0 when complete, 1 for --help, -1 for a usage error. */
-typedef struct {
-    const char *config, *out;
-    bool resume;
-    int64_t until_step; /* 0: none */
-} rlvr_run_args;
 int rlvr_run_parse_args(rlvr_run_args *a, int argc, char **argv);
 /* The same, printing `usage` for --help (to stdout) or a usage error (to
  * stderr): -1 when the job should go on, else the exit status to return. */
 int rlvr_run_args_or_usage(rlvr_run_args *a, int argc, char **argv, void (*usage)(FILE *));
-
-/* ---- signals: the handler only sets the flag; jobs act at step boundaries ---- */
-
-/* SIGTERM, SIGINT, SIGUSR1, SIGUSR2 set rlvr_run_stop_flag (to the signal). */
-void rlvr_run_install_signals(void);
-extern volatile sig_atomic_t rlvr_run_stop_flag;
-
-/* mkdir -p. */
-int rlvr_run_mkdirs(const char *dir);
-
-/* "<dir>/<leaf>" into out (RLVR_ELIMIT when too long). */
-int rlvr_run_path(char *out, size_t cap, const char *dir, const char *leaf);
-
-/* Validates a pool in parallel (jobs workers), printing one line per task to
- * `progress` (NULL: quiet), and writes its manifest. *ok = usable tasks. */
-int rlvr_run_check_pool(const char *pool_path, const char *manifest_path, const rlvr_task_check_options *opts,
-                        const rlvr_sandbox_host_options *host_options, int jobs, bool json, FILE *progress, size_t *ok,
-                        size_t *total);
 
 #endif

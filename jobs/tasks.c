@@ -8,7 +8,7 @@
 #include "envs/gen.h"
 #include "envs/pool.h"
 #include "jobs/commands.h"
-#include "jobs/run.h"
+#include "train/run.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# rlvr train in bounded-async mode ([train] max_staleness = 1, jobs/train_dist.c)
+# rlvr train in bounded-async mode ([train] max_staleness = 1, train/leader.c)
 # over MPI ranks (1 trainer, 1 verifier, 2 rollout), on a tiny arithmetic run:
 #   - the run finishes with its checkpoints, shards and metrics rows;
 #   - every admitted rollout in the shards has 0 <= staleness <= Δv_max and

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Data-parallel trainer ranks ([layout] trainer = 2, jobs/train_dist.c
-# "data-parallel trainer ranks") on a tiny arithmetic run:
+# Data-parallel trainer ranks ([layout] trainer = 2, train/dp.c
+# and train/follower.c) on a tiny arithmetic run:
 #   - mpirun -np 4 (2 trainer, 1 verifier, 1 rollout) runs to the end, and the
 #     leader reports the replicas' weights hashed equal after every update;
 #   - two such runs end with bit-identical checkpoints (steps 4 and 8);
@@ -60,7 +60,7 @@ def step_files(d, step):
     return [read(f"{d}/shards/{n}", step, r) for r, n in enumerate(names)]
 
 def cut(rollouts, r, T):
-    # rlvr_update_part (jobs/train.c): the start of rank r's part
+    # rlvr_update_part (train/trainer.c): the start of rank r's part
     p = [int((x["mask"] == 1).sum()) for x in rollouts]
     N, before, i = sum(p), 0, 0
     if r == 0 or r >= T: return 0 if r == 0 else len(p)

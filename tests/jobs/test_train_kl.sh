@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The KL penalty to a frozen reference ([grpo] kl_beta > 0, jobs/train.c) on a
+# The KL penalty to a frozen reference ([grpo] kl_beta > 0, train/trainer.c) on a
 # tiny arithmetic run that starts from a checkpoint (the reference = [train]
 # init):
 #   - the run finishes; the metrics' kl column is finite, >= 0, exactly 0 at

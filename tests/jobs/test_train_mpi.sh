@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# rlvr train over MPI ranks (jobs/train_dist.c, docs/WIRE.md "Training
+# rlvr train over MPI ranks (train/dist.c, docs/WIRE.md "Training
 # protocol"), on a tiny arithmetic run:
 #   - one process, mpirun -np 3 ([layout] 1/1/1) and -np 4 (1/1/2) end with
 #     bit-identical checkpoints (steps 3 and 8), and with rollout ranks

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# [train] rollout_policy = promoted in bounded-async mode (jobs/train_dist.c)
+# [train] rollout_policy = promoted in bounded-async mode (train/leader.c)
 # over MPI ranks (1 trainer, 1 verifier, 2 rollout), tiny arithmetic run:
 #   - before any promotion the rollout ranks use the run's initial weights:
 #     every admitted rollout of steps 1-3 has policy version 0;

@@ -1,12 +1,12 @@
-/* jobs/train_dist.h — `rlvr train` as a whole job: one process, or MPI
- * ranks playing the roles of [layout] (DESIGN.md "Processes and roles").
+/* train/dist.h — `rlvr train` as a whole job: one process, or MPI ranks
+ * playing the roles of [layout] (docs/DESIGN.md "Processes and rank roles").
  *
  * Synchronous GRPO over ranks: the leader (world rank 0) runs the trainer
- * (jobs/train.h) with hooks that hand each dynamic-sampling round's groups to
+ * (train/trainer.h) with hooks that hand each dynamic-sampling round's groups to
  * rollout ranks and collect the records and verdicts; rollout ranks run the
  * harness on their own copy of the policy (weights broadcast by the leader
  * after every optimizer step); verifier ranks verify each finished rollout
- * (jobs/verifiers.h) and return its verdict. Every rollout is keyed by
+ * (train/verifiers.h) and return its verdict. Every rollout is keyed by
  * (seed, step, sequence) and lands in its slot of the step's batch, so the
  * checkpoints are bit-identical to the one-process run whatever the number
  * of rollout and verifier ranks. Messages: docs/WIRE.md "Training protocol".
@@ -31,21 +31,14 @@
  * recorded sampling log-probs. Not bit-reproducible (docs/OPERATIONS.md
  * "Asynchronous training"). In one process Δv_max > 0 trains synchronously
  * (said once). */
-#ifndef RLVR_JOBS_TRAIN_DIST_H
-#define RLVR_JOBS_TRAIN_DIST_H
+#ifndef RLVR_TRAIN_DIST_H
+#define RLVR_TRAIN_DIST_H
 
+#include "core/config.h"
 #include "envs/harness.h"
-#include "jobs/run.h"
+#include "train/run.h"
 
-/* Runs `rlvr train` with parsed arguments in this process: initialises MPI
- * when a launcher started it (mpirun, srun), trains in one process when the
- * world has one rank and [layout] is the default, else plays this rank's
- * role. Prints errors (the leader's name the checkpoint to resume from) and
- * returns the exit status: RLVR_EXIT_OK, RLVR_EXIT_STOPPED after a signal
- * (every rank), RLVR_EXIT_USAGE or RLVR_EXIT_FAILURE. A rank that fails
- * after start-up aborts the whole job (MPI_Abort): MPI cannot continue
- * without it, and the checkpoints on disk stay consistent. */
-int rlvr_train_main(const rlvr_run_args *args);
+#include <stdbool.h>
 
 /* Benchmarks only (bench/bench_pipeline.c): simulated environment time on
  * the rollout ranks. A finished rollout holds one of the rank's
@@ -58,7 +51,23 @@ typedef struct {
     int environments; /* ≥ 1 per rollout rank */
 } rlvr_train_simulation;
 
-/* rlvr_train_main with a simulation (NULL: none). */
-int rlvr_train_main_simulated(const rlvr_run_args *args, const rlvr_train_simulation *sim);
+/* How a training job ended on this rank. */
+typedef struct {
+    int rc;        /* 0 finished, 1 stopped by a signal after a checkpoint (every rank), negative: failed */
+    bool reported; /* a failure this rank need not print: said already, or another rank's to say */
+    bool abort;    /* a rank failed after start-up: MPI cannot go on without it, and the checkpoints on
+                    * disk stay consistent, so the caller ends the whole job (MPI_Abort; MPI is left
+                    * initialised, nothing freed) */
+} rlvr_train_outcome;
+
+/* Runs `rlvr train` in this process (args as the command line gives them;
+ * the run is loaded with `schemas`, see rlvr_run_load): initialises MPI
+ * when a launcher started it (mpirun, srun), trains in one process when the
+ * world has one rank and [layout] is the default, else plays this rank's
+ * role. Progress and each rank's own failures after start-up go to stderr
+ * (the leader's name the checkpoint to resume from). `sim` NULL: no
+ * simulation. Fills *out and returns out->rc. */
+int rlvr_train_job(const rlvr_run_args *args, const rlvr_config_key *const *schemas, const rlvr_train_simulation *sim,
+                   rlvr_train_outcome *out);
 
 #endif

@@ -1,4 +1,4 @@
-/* jobs/pack.h — rollout records packed into one training batch, and the
+/* train/pack.h — rollout records packed into one training batch, and the
  * trainer's forward/backward over it, shared by SFT and RL.
  *
  * Sequence s of the batch is record s's tokens [0, n_tokens). The model's
@@ -8,8 +8,8 @@
  *   entropy[t] = H(π(· | tokens[..t-1]))          (0 at a sequence's first token)
  * which is how records store sampling log-probs (core/record.h), so the two
  * can be compared token by token. */
-#ifndef RLVR_JOBS_PACK_H
-#define RLVR_JOBS_PACK_H
+#ifndef RLVR_TRAIN_PACK_H
+#define RLVR_TRAIN_PACK_H
 
 #include "core/record.h"
 #include "policy/model.h"

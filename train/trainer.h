@@ -1,10 +1,10 @@
-/* jobs/train.h — the RL trainer behind `rlvr train` and the quickstart
- * (jobs/train.c describes one step). */
-#ifndef RLVR_JOBS_TRAIN_H
-#define RLVR_JOBS_TRAIN_H
+/* train/trainer.h — the GRPO trainer behind `rlvr train` and the quickstart
+ * (train/trainer.c describes one step). */
+#ifndef RLVR_TRAIN_TRAINER_H
+#define RLVR_TRAIN_TRAINER_H
 
-#include "jobs/run.h"
 #include "rl/objective.h"
+#include "train/run.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -66,7 +66,7 @@ void rlvr_trainer_set_hooks(rlvr_trainer *t, rlvr_generate_fn generate, void *ge
                             rlvr_after_update_fn after_update, void *after_update_ctx);
 
 /* Bounded-async mode ([train] max_staleness > 0 with rollout ranks,
- * jobs/train_dist.c). Each dynamic-sampling round asks `take` for n finished
+ * train/leader.c). Each dynamic-sampling round asks `take` for n finished
  * groups instead of drawing and generating its own: the hook hands groups
  * out ahead of time (tasks from rlvr_trainer_draw), collects them as they
  * finish, admits or drops them by staleness, and adds each admitted group to
@@ -99,7 +99,7 @@ int rlvr_trainer_put_group(rlvr_trainer *t, int32_t task, rlvr_harness_job *jobs
 /* The policy version the next update starts from (= steps taken). */
 int64_t rlvr_trainer_version(const rlvr_trainer *t);
 
-/* ---- data-parallel trainer ranks ([layout] trainer = T > 1, jobs/train_dist.c) ----
+/* ---- data-parallel trainer ranks ([layout] trainer = T > 1, train/dp.c) ----
  *
  * One optimizer step's input, the same on every trainer rank: the step's
  * kept rollouts in batch order with their advantages, and the objective
@@ -107,7 +107,7 @@ int64_t rlvr_trainer_version(const rlvr_trainer *t);
  * all of it), so the parts' gradients add up to the one-rank gradient.
  * Each trainer rank writes its part to its shard (step, rank), so with
  * [shards] write on, recs[lo, hi) of a rank's part must be whole records
- * (SPEC §5); the rest need only tokens, log-probs and mask. */
+ * (docs/FORMATS.md "Rollout shard"); the rest need only tokens, log-probs and mask. */
 typedef struct {
     int64_t step;                        /* the optimizer step number (1-based) */
     rlvr_objective_options opt;
@@ -139,7 +139,9 @@ void rlvr_update_part(const rlvr_update_batch *b, int rank, int size, int *lo, i
 
 /* A trainer on a non-leader trainer rank: the model only (owned from here
  * on; gradients and AdamW moments allocated), no pool, verifiers, metrics
- * or checkpoints. */
+ * or checkpoints. Needs nothing on disk (a run from rlvr_run_parse will
+ * do): with [shards] write = false, rlvr_trainer_apply on it writes no file
+ * (tests/train/test_trainer_steps.c). */
 int rlvr_trainer_new_replica(rlvr_trainer **out, rlvr_run *r, rlvr_model *model);
 
 /* The model (mutable: a replica's is filled from the leader's). */

@@ -1,4 +1,4 @@
-/* jobs/verifiers.h — verification of finished rollouts against the run's
+/* train/verifiers.h — verification of finished rollouts against the run's
  * pool, as the leader (one process) or a verifier rank does it.
  *
  * One enclave verify task per pool task, made on first use with the pool
@@ -13,11 +13,11 @@
  * not verified: the truncation policy scores them. A verification that
  * fails for infrastructure reasons becomes verdict INFRA (excluded from the
  * loss, counted), never an error of the run. */
-#ifndef RLVR_JOBS_VERIFIERS_H
-#define RLVR_JOBS_VERIFIERS_H
+#ifndef RLVR_TRAIN_VERIFIERS_H
+#define RLVR_TRAIN_VERIFIERS_H
 
 #include "envs/harness.h"
-#include "jobs/run.h"
+#include "train/run.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
-/* jobs/verifiers.c — verification with a per-task verdict cache (jobs/verifiers.h). */
-#include "jobs/verifiers.h"
+/* train/verifiers.c — verification with a per-task verdict cache (train/verifiers.h). */
+#include "train/verifiers.h"
 
 #include "core/error.h"
 #include "core/log.h"

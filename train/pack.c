@@ -1,5 +1,5 @@
-/* jobs/pack.c — records → packed batch → forward/backward (jobs/pack.h). */
-#include "jobs/pack.h"
+/* train/pack.c — records → packed batch → forward/backward (train/pack.h). */
+#include "train/pack.h"
 
 #include "core/error.h"
 

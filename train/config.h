@@ -1,0 +1,60 @@
+/* train/config.h — the sections of the configuration that belong to the
+ * training runtime: [sft], [train], [tokenizer] and [quickstart] (key tables
+ * documented in docs/CONFIG.md), read with the typed getters of
+ * core/config.h. */
+#ifndef RLVR_TRAIN_CONFIG_H
+#define RLVR_TRAIN_CONFIG_H
+
+#include "core/config.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+extern const rlvr_config_key rlvr_tokenizer_config_keys[];
+extern const rlvr_config_key rlvr_sft_config_keys[];
+extern const rlvr_config_key rlvr_train_config_keys[];
+extern const rlvr_config_key rlvr_quickstart_config_keys[];
+
+/* NULL-terminated: every module's key table the training runtime reads (the
+ * `rlvr` command's list adds its own sections, e.g. [slurm]). For callers
+ * that open a run without the command: benchmarks, tests. */
+extern const rlvr_config_key *const rlvr_train_schemas[];
+
+/* [sft]: supervised bootstrap on demonstrations. */
+typedef struct {
+    int64_t steps;           /* optimizer steps */
+    int64_t batch_sequences; /* demonstrations per step */
+    double lr;               /* peak learning rate (the other AdamW settings come from [optim]) */
+    int64_t warmup_steps;
+    double min_lr_ratio;
+    double temperature;      /* τ of the fitted distribution */
+    int64_t extra_demos;     /* built-in pool: train tasks generated for demonstrations only */
+    bool pool_demos;         /* false: only those are demonstrations, and they come before the pool's */
+    double recovery_share;   /* share of demonstrations also played as recovery demonstrations (envs/demo.h) */
+} rlvr_sft_config;
+
+/* [train]: the RL job. */
+typedef struct {
+    int64_t steps;           /* optimizer steps of the RL run */
+    const char *init;        /* "sft", "scratch" or a checkpoint path */
+    int64_t max_staleness;   /* Δv_max; 0 = synchronous */
+    bool verify_cache;       /* verify identical patches of a task once per run */
+    int64_t verify_threads;  /* one process: tasks verified at once (0 = physical cores) */
+    int64_t verify_enclaves; /* per-task verification enclaves kept alive at once */
+    bool promoted_only;      /* rollout_policy = promoted: rollouts use only the RUN/promoted checkpoint */
+} rlvr_train_config;
+
+/* [tokenizer]: how text becomes the policy's ids. */
+typedef struct {
+    bool bpe;             /* kind = bpe (else byte) */
+    int64_t merges;       /* bpe: merges to learn at most */
+    int64_t corpus_demos; /* bpe: demonstrations whose text the merges are learned from */
+} rlvr_tokenizer_config;
+
+/* Read one section from a configuration loaded with its key table; errors
+ * name the file, line and key (RLVR_ECONFIG). */
+int rlvr_sft_config_read(rlvr_sft_config *o, const rlvr_config *cfg);
+int rlvr_train_config_read(rlvr_train_config *o, const rlvr_config *cfg);
+int rlvr_tokenizer_config_read(rlvr_tokenizer_config *o, const rlvr_config *cfg);
+
+#endif
