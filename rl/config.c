@@ -53,7 +53,8 @@ const rlvr_config_key rlvr_rl_config_keys[] = {
     RLVR_KEY_DOUBLE("grpo", "kl_beta", rlvr_grpo_config, objective.kl_beta, "0", 0, 100,
         "beta of the k3 KL penalty to the reference model (0 = no reference)"),
     RLVR_KEY_ENUM("grpo", "aggregation", rlvr_grpo_config, objective.aggregation, "tokens", "tokens|constant|sequence",
-        "loss normaliser: tokens (policy tokens in the global batch), constant (normaliser), sequence (1 / policy tokens of each rollout)"),
+        "loss normaliser: tokens (policy tokens in the global batch), constant (normaliser), sequence (1 / policy "
+        "tokens of each rollout)"),
     RLVR_KEY_DOUBLE("grpo", "normaliser", rlvr_grpo_config, objective.normaliser, "0", 0, 1e15,
         "the fixed N of aggregation = constant (> 0 there)"),
 

@@ -44,7 +44,8 @@ static const rlvr_config_key demo_keys[] = {
     RLVR_KEY_I32("demo", "depth", demo, inner.depth, "2", 0, 8, "a nested member"),
     RLVR_KEY_DOUBLE("other", "wall_s", other, wall_s, "60", 0.001, 86400, "another section, another struct"),
     /* a row written the old way: no field, read with the getters */
-    {"other", "legacy", RLVR_CFG_INT, "9", "no field", NULL, RLVR_CFG_RANGE(0, 10)},
+    {.section = "other", .key = "legacy", .type = RLVR_CFG_INT, .default_value = "9", .doc = "no field", .min = 0,
+     .max = 10},
     RLVR_KEY_END,
 };
 static const rlvr_config_key *const schemas[] = {demo_keys, NULL};
