@@ -63,7 +63,7 @@ typedef struct {
  *                "G: rollouts per task in a group"),
  *
  * S is the struct the section is filled into and F its member (a nested
- * member such as `limits.wall_s` works too). The default is text, as it
+ * member such as `objective.clip_low` works too). The default is text, as it
  * would be written in the file, so docs/CONFIG.md shows it as written.
  * Each macro checks at compile time that F has the C type its kind fills:
  * a mismatch is "comparison of distinct pointer types" (an error with
