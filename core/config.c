@@ -5,6 +5,8 @@
 #include <ini.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,18 +140,21 @@ static bool parse_double(const char *v, double *out) {
     return true;
 }
 
-static bool enum_has(const char *choices, const char *v) {
+/* Index of `v` among "a|b|c"; -1 when it is none of them. */
+static int enum_find(const char *choices, const char *v) {
     size_t lv = strlen(v);
     const char *p = choices;
-    while (*p) {
+    for (int i = 0; *p; i++) {
         const char *bar = strchr(p, '|');
         size_t len = bar ? (size_t)(bar - p) : strlen(p);
-        if (len == lv && strncmp(p, v, len) == 0) return true;
+        if (len == lv && strncmp(p, v, len) == 0) return i;
         if (!bar) break;
         p = bar + 1;
     }
-    return false;
+    return -1;
 }
+
+static bool enum_has(const char *choices, const char *v) { return enum_find(choices, v) >= 0; }
 
 /* Checks `value` against the key's type and range; on failure writes why. */
 static bool value_ok(const rlvr_config_key *k, const char *value, char *why, size_t cap) {
@@ -393,4 +398,138 @@ int rlvr_config_error(const rlvr_config *cfg, const char *section, const char *k
     int line = rlvr_config_line(cfg, section, key);
     if (line > 0) return rlvr_error_set(RLVR_ECONFIG, "%s:%d: [%s] %s: %s", cfg->source, line, section, key, msg);
     return rlvr_error_set(RLVR_ECONFIG, "%s: [%s] %s (default): %s", cfg->source, section, key, msg);
+}
+
+/* ---- filling structs from the tables ------------------------------------ */
+
+/* Stores the text `v` of key k into its field at `field`. */
+static int store_field(const rlvr_config_key *k, const char *v, char *field) {
+    int64_t i = 0;
+    double d = 0;
+    bool b = false;
+    int e = -1;
+    bool ok;
+    switch (k->field) {
+    case RLVR_FIELD_I32:
+    case RLVR_FIELD_I64:
+    case RLVR_FIELD_U64: ok = k->type == RLVR_CFG_INT && parse_int(v, &i); break;
+    case RLVR_FIELD_FLOAT:
+    case RLVR_FIELD_DOUBLE: ok = k->type == RLVR_CFG_FLOAT && parse_double(v, &d); break;
+    case RLVR_FIELD_BOOL: ok = k->type == RLVR_CFG_BOOL && parse_bool(v, &b); break;
+    case RLVR_FIELD_STRING: ok = k->type == RLVR_CFG_STRING || k->type == RLVR_CFG_ENUM; break;
+    case RLVR_FIELD_ENUM:
+    case RLVR_FIELD_ENUM_BOOL:
+        ok = k->type == RLVR_CFG_ENUM && (e = enum_find(k->choices, v)) >= 0;
+        break;
+    default: ok = false; break;
+    }
+    if (!ok)
+        return RLVR_FAIL(RLVR_EINVAL, "config key [%s] %s: value \"%s\" does not fit its field kind %d", k->section,
+                         k->key, v, (int)k->field);
+    /* memcpy: the destination is a member of the caller's struct, reached
+     * through a byte offset */
+    switch (k->field) {
+    case RLVR_FIELD_I32: { int32_t x = (int32_t)i; memcpy(field, &x, sizeof x); break; }
+    case RLVR_FIELD_I64: memcpy(field, &i, sizeof i); break;
+    case RLVR_FIELD_U64: { uint64_t x = (uint64_t)i; memcpy(field, &x, sizeof x); break; }
+    case RLVR_FIELD_FLOAT: { float x = (float)d; memcpy(field, &x, sizeof x); break; }
+    case RLVR_FIELD_DOUBLE: memcpy(field, &d, sizeof d); break;
+    case RLVR_FIELD_BOOL: memcpy(field, &b, sizeof b); break;
+    case RLVR_FIELD_STRING: memcpy(field, &v, sizeof v); break;
+    case RLVR_FIELD_ENUM: memcpy(field, &e, sizeof e); break;
+    case RLVR_FIELD_ENUM_BOOL: { bool x = e == 1; memcpy(field, &x, sizeof x); break; }
+    default: break;
+    }
+    return 0;
+}
+
+int rlvr_config_fill(const rlvr_config *cfg, const rlvr_config_key *keys, const char *section, void *dst) {
+    if (!cfg || !keys || !dst) return RLVR_FAIL(RLVR_EINVAL, "rlvr_config_fill: NULL argument");
+    for (const rlvr_config_key *k = keys; k->key; k++) {
+        if (k->field == RLVR_FIELD_NONE || (section && strcmp(k->section, section) != 0)) continue;
+        if (!find_schema(cfg->schemas, k->section, k->key))
+            return RLVR_FAIL(RLVR_EINVAL, "config key [%s] %s is not declared in any schema", k->section, k->key);
+        const config_entry *e = find_entry(cfg, k->section, k->key);
+        RLVR_TRY(store_field(k, e ? e->value : k->default_value, (char *)dst + k->offset));
+    }
+    return 0;
+}
+
+int rlvr_config_enum_index(const rlvr_config_key *k, const char *name) {
+    if (!k || k->type != RLVR_CFG_ENUM || !k->choices || !name) return -1;
+    return enum_find(k->choices, name);
+}
+
+const char *rlvr_config_enum_name(const rlvr_config_key *keys, const char *section, const char *key, int value,
+                                  char *buf, size_t cap) {
+    if (!buf || cap == 0) return NULL;
+    buf[0] = '\0';
+    const rlvr_config_key *const tables[] = {keys, NULL};
+    const rlvr_config_key *k = find_schema(tables, section, key);
+    if (!k || k->type != RLVR_CFG_ENUM || value < 0) return NULL;
+    const char *p = k->choices;
+    for (int i = 0; i < value; i++) {
+        p = strchr(p, '|');
+        if (!p) return NULL;
+        p++;
+    }
+    size_t len = strcspn(p, "|");
+    if (len >= cap) return NULL;
+    memcpy(buf, p, len);
+    buf[len] = '\0';
+    return buf;
+}
+
+/* Does the field kind suit the key's type (and an I32 field its range)? */
+static bool field_fits(const rlvr_config_key *k) {
+    switch (k->field) {
+    case RLVR_FIELD_NONE: return true;
+    case RLVR_FIELD_I32:
+        return k->type == RLVR_CFG_INT && k->min <= k->max && k->min >= INT32_MIN && k->max <= INT32_MAX;
+    case RLVR_FIELD_I64: return k->type == RLVR_CFG_INT;
+    case RLVR_FIELD_U64: return k->type == RLVR_CFG_INT && k->min <= k->max && k->min >= 0;
+    case RLVR_FIELD_FLOAT:
+    case RLVR_FIELD_DOUBLE: return k->type == RLVR_CFG_FLOAT;
+    case RLVR_FIELD_BOOL: return k->type == RLVR_CFG_BOOL;
+    case RLVR_FIELD_STRING: return k->type == RLVR_CFG_STRING || k->type == RLVR_CFG_ENUM;
+    case RLVR_FIELD_ENUM: return k->type == RLVR_CFG_ENUM;
+    case RLVR_FIELD_ENUM_BOOL:
+        return k->type == RLVR_CFG_ENUM && k->choices && strchr(k->choices, '|') &&
+               !strchr(strchr(k->choices, '|') + 1, '|'); /* two choices */
+    }
+    return false;
+}
+
+/* Non-empty names between the bars, none twice. */
+static bool choices_ok(const char *choices) {
+    if (!choices || !choices[0]) return false;
+    const char *p = choices;
+    for (int i = 0;; i++) {
+        size_t len = strcspn(p, "|");
+        char name[128];
+        if (len == 0 || len >= sizeof name) return false;
+        memcpy(name, p, len);
+        name[len] = '\0';
+        if (enum_find(choices, name) != i) return false;
+        if (!p[len]) return true;
+        p += len + 1;
+    }
+}
+
+int rlvr_config_table_check(const rlvr_config_key *keys) {
+    if (!keys) return RLVR_FAIL(RLVR_EINVAL, "rlvr_config_table_check: NULL table");
+    for (const rlvr_config_key *k = keys; k->key; k++) {
+        if (!k->section || !k->default_value || !k->doc)
+            return RLVR_FAIL(RLVR_EINVAL, "config key %s: section, default and doc are required", k->key);
+        if ((unsigned)k->field > RLVR_FIELD_ENUM_BOOL || !field_fits(k))
+            return RLVR_FAIL(RLVR_EINVAL, "config key [%s] %s: field kind %d does not fit its type", k->section,
+                             k->key, (int)k->field);
+        if (k->type == RLVR_CFG_ENUM && !choices_ok(k->choices))
+            return RLVR_FAIL(RLVR_EINVAL, "config key [%s] %s: choices \"%s\" are not names between bars",
+                             k->section, k->key, k->choices ? k->choices : "");
+        char why[512];
+        if (!value_ok(k, k->default_value, why, sizeof why))
+            return RLVR_FAIL(RLVR_EINVAL, "config key [%s] %s: default %s", k->section, k->key, why);
+    }
+    return 0;
 }

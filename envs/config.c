@@ -7,65 +7,61 @@
 #include <stdio.h>
 #include <string.h>
 
+/* [tasks] as written: the struct, and the tool list as text before it
+ * becomes the mask. */
+typedef struct {
+    rlvr_tasks_config c;
+    const char *tools;
+} tasks_keys;
+
 const rlvr_config_key rlvr_tasks_config_keys[] = {
-    {"tasks", "pool", RLVR_CFG_STRING, "",
-     "task pool: a directory of *.json specs or a .jsonl file (docs/TASKS.md); empty = the built-in `family`",
-     NULL, RLVR_CFG_ANY},
-    {"tasks", "family", RLVR_CFG_ENUM, "bugfix-c", "built-in family generated when `pool` is empty",
-     "bugfix-c|arith", RLVR_CFG_ANY},
-    {"tasks", "train_count", RLVR_CFG_INT, "256", "built-in pool: train tasks", NULL, RLVR_CFG_RANGE(1, 1000000)},
-    {"tasks", "eval_count", RLVR_CFG_INT, "64", "built-in pool: eval tasks (held-out repositories or problems)",
-     NULL, RLVR_CFG_RANGE(0, 1000000)},
-    {"tasks", "regression_count", RLVR_CFG_INT, "32",
-     "built-in pool: regression tasks (templates never trained on, for the release gate)", NULL,
-     RLVR_CFG_RANGE(0, 1000000)},
-    {"tasks", "difficulty", RLVR_CFG_INT, "1",
-     "built-in pool: 1-3, library size or number size and how much the prompt gives away", NULL,
-     RLVR_CFG_RANGE(1, 3)},
-    {"tasks", "seed", RLVR_CFG_INT, "1", "built-in pool: generator seed (same seed, same tasks)", NULL,
-     RLVR_CFG_RANGE(0, 9.2e18)},
-    {"tasks", "tools", RLVR_CFG_STRING, "",
-     "built-in bugfix-c pool: the tools its tasks allow, comma-separated (e.g. read_file,replace_in_file,submit); "
-     "empty = all tools. Fewer tools make a shorter system prompt",
-     NULL, RLVR_CFG_ANY},
-    {"tasks", "compiler", RLVR_CFG_STRING, "cc",
-     "built-in bugfix-c pool: the C compiler its Makefiles name (a command in /usr/local/bin, /usr/bin or /bin). "
-     "`tcc` builds a task's tests about ten times faster than `cc` (GCC), which speeds up pool validation and "
-     "every verification; the tasks are otherwise the same",
-     NULL, RLVR_CFG_ANY},
-    {"tasks", "check_runs", RLVR_CFG_INT, "30",
-     "built-in pool: quarantine runs of each reference solution when the run validates its generated pool", NULL,
-     RLVR_CFG_RANGE(1, 1000)},
-    {"tasks", "check_jobs", RLVR_CFG_INT, "0",
-     "built-in pool: tasks validated in parallel (0 = one per physical core)", NULL, RLVR_CFG_RANGE(0, 4096)},
-    {NULL, NULL, 0, NULL, NULL, NULL, 0, 0},
+    RLVR_KEY_STRING("tasks", "pool", tasks_keys, c.pool, "",
+        "task pool: a directory of *.json specs or a .jsonl file (docs/TASKS.md); empty = the built-in `family`"),
+    RLVR_KEY_ENUM_NAME("tasks", "family", tasks_keys, c.family, "bugfix-c", "bugfix-c|arith",
+        "built-in family generated when `pool` is empty"),
+    RLVR_KEY_I64("tasks", "train_count", tasks_keys, c.train_count, "256", 1, 1000000, "built-in pool: train tasks"),
+    RLVR_KEY_I64("tasks", "eval_count", tasks_keys, c.eval_count, "64", 0, 1000000,
+        "built-in pool: eval tasks (held-out repositories or problems)"),
+    RLVR_KEY_I64("tasks", "regression_count", tasks_keys, c.regression_count, "32", 0, 1000000,
+        "built-in pool: regression tasks (templates never trained on, for the release gate)"),
+    RLVR_KEY_I32("tasks", "difficulty", tasks_keys, c.difficulty, "1", 1, 3,
+        "built-in pool: 1-3, library size or number size and how much the prompt gives away"),
+    RLVR_KEY_U64("tasks", "seed", tasks_keys, c.seed, "1", 0, 9.2e18,
+        "built-in pool: generator seed (same seed, same tasks)"),
+    RLVR_KEY_STRING("tasks", "tools", tasks_keys, tools, "",
+        "built-in bugfix-c pool: the tools its tasks allow, comma-separated (e.g. read_file,replace_in_file,submit); "
+        "empty = all tools. Fewer tools make a shorter system prompt"),
+    RLVR_KEY_STRING("tasks", "compiler", tasks_keys, c.compiler, "cc",
+        "built-in bugfix-c pool: the C compiler its Makefiles name (a command in /usr/local/bin, /usr/bin or /bin). "
+        "`tcc` builds a task's tests about ten times faster than `cc` (GCC), which speeds up pool validation and "
+        "every verification; the tasks are otherwise the same"),
+    RLVR_KEY_I64("tasks", "check_runs", tasks_keys, c.check_runs, "30", 1, 1000,
+        "built-in pool: quarantine runs of each reference solution when the run validates its generated pool"),
+    RLVR_KEY_I64("tasks", "check_jobs", tasks_keys, c.check_jobs, "0", 0, 4096,
+        "built-in pool: tasks validated in parallel (0 = one per physical core)"),
+    RLVR_KEY_END,
 };
 
 const rlvr_config_key rlvr_harness_config_keys[] = {
-    {"harness", "max_turns", RLVR_CFG_INT, "16", "policy turns per rollout unless the task sets budgets.turns",
-     NULL, RLVR_CFG_RANGE(1, 1000000)},
-    {"harness", "max_policy_tokens", RLVR_CFG_INT, "4096",
-     "tokens the policy samples per rollout, all turns together, unless the task sets budgets.policy_tokens; "
-     "keep it equal to [reward] max_tokens",
-     NULL,
-     RLVR_CFG_RANGE(1, 1e9)},
-    {"harness", "max_context_tokens", RLVR_CFG_INT, "8192",
-     "prompt + policy + observation tokens per rollout unless the task sets budgets.context_tokens; "
-     "≥ max_policy_tokens",
-     NULL, RLVR_CFG_RANGE(1, 1e9)},
-    {"harness", "tool_timeout_s", RLVR_CFG_FLOAT, "10",
-     "wall time of one tool call unless the task sets budgets.tool_timeout_s", NULL, RLVR_CFG_RANGE(0.001, 86400)},
-    {"harness", "max_malformed_calls", RLVR_CFG_INT, "0",
-     "malformed tool calls in a row (unparsable, or failing the tool's schema) that stop a rollout, unless the "
-     "task sets budgets.malformed_calls; a well-formed call resets the count; 0 = no limit",
-     NULL, RLVR_CFG_RANGE(0, 1000000)},
-    {"harness", "tool_prompt", RLVR_CFG_ENUM, "schema",
-     "how the system turn lists the tools: `schema` (each with its JSON schema) or `compact` (argument names only, "
-     "a far shorter prompt for small models); calls are validated against the schema either way",
-     "schema|compact", RLVR_CFG_ANY},
-    {"harness", "tool_output_bytes", RLVR_CFG_INT, "2048",
-     "one tool observation is cut to this many bytes (the cut is marked)", NULL, RLVR_CFG_RANGE(64, 16777216)},
-    {NULL, NULL, 0, NULL, NULL, NULL, 0, 0},
+    RLVR_KEY_I64("harness", "max_turns", rlvr_harness_config, budgets.turns, "16", 1, 1000000,
+        "policy turns per rollout unless the task sets budgets.turns"),
+    RLVR_KEY_I64("harness", "max_policy_tokens", rlvr_harness_config, budgets.policy_tokens, "4096", 1, 1e9,
+        "tokens the policy samples per rollout, all turns together, unless the task sets budgets.policy_tokens; "
+        "keep it equal to [reward] max_tokens"),
+    RLVR_KEY_I64("harness", "max_context_tokens", rlvr_harness_config, budgets.context_tokens, "8192", 1, 1e9,
+        "prompt + policy + observation tokens per rollout unless the task sets budgets.context_tokens; "
+        "≥ max_policy_tokens"),
+    RLVR_KEY_DOUBLE("harness", "tool_timeout_s", rlvr_harness_config, budgets.tool_timeout_s, "10", 0.001, 86400,
+        "wall time of one tool call unless the task sets budgets.tool_timeout_s"),
+    RLVR_KEY_I64("harness", "max_malformed_calls", rlvr_harness_config, budgets.malformed_calls, "0", 0, 1000000,
+        "malformed tool calls in a row (unparsable, or failing the tool's schema) that stop a rollout, unless the "
+        "task sets budgets.malformed_calls; a well-formed call resets the count; 0 = no limit"),
+    RLVR_KEY_ENUM("harness", "tool_prompt", rlvr_harness_config, tool_prompt, "schema", "schema|compact",
+        "how the system turn lists the tools: `schema` (each with its JSON schema) or `compact` (argument names only, "
+        "a far shorter prompt for small models); calls are validated against the schema either way"),
+    RLVR_KEY_I64("harness", "tool_output_bytes", rlvr_harness_config, tool_output_bytes, "2048", 64, 16777216,
+        "one tool observation is cut to this many bytes (the cut is marked)"),
+    RLVR_KEY_END,
 };
 
 /* "read_file, replace_in_file,submit" -> mask; unknown names name the key. */
@@ -86,30 +82,26 @@ static int parse_tool_list(const rlvr_config *cfg, const char *list, uint32_t *m
     return 0;
 }
 
+/* True when the file sets [tasks] `key`. */
+static bool tasks_key_set(const rlvr_config *cfg, const char *key) {
+    for (const rlvr_config_key *k = rlvr_tasks_config_keys; k->key; k++)
+        if (strcmp(k->key, key) == 0) return rlvr_config_is_set(cfg, k->section, k->key);
+    return false;
+}
+
 int rlvr_tasks_config_read(const rlvr_config *cfg, rlvr_tasks_config *out) {
     memset(out, 0, sizeof *out);
-    int64_t difficulty, seed;
-    RLVR_TRY(rlvr_config_get_string(cfg, "tasks", "pool", &out->pool));
-    RLVR_TRY(rlvr_config_get_string(cfg, "tasks", "family", &out->family));
-    RLVR_TRY(rlvr_config_get_int(cfg, "tasks", "train_count", &out->train_count));
-    RLVR_TRY(rlvr_config_get_int(cfg, "tasks", "eval_count", &out->eval_count));
-    RLVR_TRY(rlvr_config_get_int(cfg, "tasks", "regression_count", &out->regression_count));
-    RLVR_TRY(rlvr_config_get_int(cfg, "tasks", "difficulty", &difficulty));
-    RLVR_TRY(rlvr_config_get_int(cfg, "tasks", "seed", &seed));
-    RLVR_TRY(rlvr_config_get_int(cfg, "tasks", "check_runs", &out->check_runs));
-    const char *tools;
-    RLVR_TRY(rlvr_config_get_string(cfg, "tasks", "tools", &tools));
-    RLVR_TRY(parse_tool_list(cfg, tools, &out->tools));
-    RLVR_TRY(rlvr_config_get_int(cfg, "tasks", "check_jobs", &out->check_jobs));
-    RLVR_TRY(rlvr_config_get_string(cfg, "tasks", "compiler", &out->compiler));
-    out->difficulty = (int)difficulty;
-    out->seed = (uint64_t)seed;
+    tasks_keys k = {0};
+    RLVR_TRY(rlvr_config_fill(cfg, rlvr_tasks_config_keys, "tasks", &k));
+    RLVR_TRY(parse_tool_list(cfg, k.tools, &k.c.tools));
+    *out = k.c;
     if (out->pool[0]) {
+        /* the keys that describe the built-in pool, in the order a conflict is reported */
         static const char *const gen_keys[] = {"family", "train_count", "eval_count", "regression_count",
                                                "difficulty", "seed", "check_runs", "check_jobs", "tools",
                                                "compiler"};
         for (size_t i = 0; i < sizeof gen_keys / sizeof gen_keys[0]; i++)
-            if (rlvr_config_is_set(cfg, "tasks", gen_keys[i]))
+            if (tasks_key_set(cfg, gen_keys[i]))
                 return rlvr_config_error(cfg, "tasks", gen_keys[i],
                                          "describes the built-in pool, but `pool` is set; remove one of them");
     }
@@ -118,15 +110,7 @@ int rlvr_tasks_config_read(const rlvr_config *cfg, rlvr_tasks_config *out) {
 
 int rlvr_harness_config_read(const rlvr_config *cfg, rlvr_harness_config *out) {
     memset(out, 0, sizeof *out);
-    RLVR_TRY(rlvr_config_get_int(cfg, "harness", "max_turns", &out->budgets.turns));
-    RLVR_TRY(rlvr_config_get_int(cfg, "harness", "max_policy_tokens", &out->budgets.policy_tokens));
-    RLVR_TRY(rlvr_config_get_int(cfg, "harness", "max_context_tokens", &out->budgets.context_tokens));
-    RLVR_TRY(rlvr_config_get_double(cfg, "harness", "tool_timeout_s", &out->budgets.tool_timeout_s));
-    RLVR_TRY(rlvr_config_get_int(cfg, "harness", "max_malformed_calls", &out->budgets.malformed_calls));
-    RLVR_TRY(rlvr_config_get_int(cfg, "harness", "tool_output_bytes", &out->tool_output_bytes));
-    const char *style;
-    RLVR_TRY(rlvr_config_get_string(cfg, "harness", "tool_prompt", &style));
-    out->tool_prompt = strcmp(style, "compact") == 0 ? RLVR_TOOL_PROMPT_COMPACT : RLVR_TOOL_PROMPT_SCHEMA;
+    RLVR_TRY(rlvr_config_fill(cfg, rlvr_harness_config_keys, "harness", out));
     if (out->budgets.policy_tokens > out->budgets.context_tokens)
         return rlvr_config_error(cfg, "harness", "max_policy_tokens", "%lld exceeds max_context_tokens (%lld)",
                                  (long long)out->budgets.policy_tokens, (long long)out->budgets.context_tokens);

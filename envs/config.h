@@ -22,11 +22,13 @@ typedef struct {
     const char *compiler;      /* C compiler of generated bugfix-c tasks (gen options' compiler) */
 } rlvr_tasks_config;
 
-/* [harness]: ceilings every rollout runs under (SPEC §5.5), unless the task
- * sets its own (rlvr_task_budgets_resolve). Truncation scoring lives in
- * [reward] truncation. */
+/* [harness]: ceilings every rollout runs under (turns, tokens, tool time,
+ * malformed calls), unless the task sets its own
+ * (rlvr_task_budgets_resolve). Truncation scoring lives in [reward]
+ * truncation. */
 /* How the prompt's system turn lists the tools: each with its full JSON
- * schema, or only its argument names (optional ones marked '?'). */
+ * schema, or only its argument names (optional ones marked '?'); the order
+ * is that of [harness] tool_prompt's choices. */
 typedef enum { RLVR_TOOL_PROMPT_SCHEMA = 0, RLVR_TOOL_PROMPT_COMPACT = 1 } rlvr_tool_prompt;
 
 typedef struct {

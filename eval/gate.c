@@ -11,25 +11,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* [gate] as written: the options and the regression list as text. */
+typedef struct {
+    rlvr_gate_options o;
+    const char *splits;
+} gate_keys;
+
 const rlvr_config_key rlvr_gate_config_keys[] = {
-    {"gate", "tolerance", RLVR_CFG_FLOAT, "0.02",
-     "target split: the candidate passes when the low end of the paired pass@1 difference interval is ≥ −tolerance "
-     "(negative: an improvement of at least |tolerance| is required)",
-     NULL, RLVR_CFG_RANGE(-1, 1)},
-    {"gate", "regression_tolerance", RLVR_CFG_FLOAT, "0.05",
-     "regression families: each passes when its interval's low end is ≥ −regression_tolerance", NULL,
-     RLVR_CFG_RANGE(-1, 1)},
-    {"gate", "compliance_min", RLVR_CFG_FLOAT, "1.0",
-     "smallest share of the candidate's tool calls that must parse against their schema", NULL,
-     RLVR_CFG_RANGE(0, 1)},
-    {"gate", "samples", RLVR_CFG_INT, "4", "rollouts per task for both checkpoints", NULL, RLVR_CFG_RANGE(1, 1048576)},
-    {"gate", "seed", RLVR_CFG_INT, "1", "sampling seed of both evaluations (the same draws for both)", NULL,
-     RLVR_CFG_RANGE(0, 9e18)},
-    {"gate", "limit", RLVR_CFG_INT, "0", "the first N usable tasks of each split only; 0 = all", NULL,
-     RLVR_CFG_RANGE(0, 1e9)},
-    {"gate", "splits", RLVR_CFG_STRING, "regression",
-     "regression checks, comma separated: SPLIT (every family of it) or SPLIT:FAMILY", NULL, RLVR_CFG_ANY},
-    {NULL, NULL, 0, NULL, NULL, NULL, 0, 0},
+    RLVR_KEY_DOUBLE("gate", "tolerance", gate_keys, o.tolerance, "0.02", -1, 1,
+        "target split: the candidate passes when the low end of the paired pass@1 difference interval is ≥ −tolerance "
+        "(negative: an improvement of at least |tolerance| is required)"),
+    RLVR_KEY_DOUBLE("gate", "regression_tolerance", gate_keys, o.regression_tolerance, "0.05", -1, 1,
+        "regression families: each passes when its interval's low end is ≥ −regression_tolerance"),
+    RLVR_KEY_DOUBLE("gate", "compliance_min", gate_keys, o.compliance_min, "1.0", 0, 1,
+        "smallest share of the candidate's tool calls that must parse against their schema"),
+    RLVR_KEY_I32("gate", "samples", gate_keys, o.samples, "4", 1, 1048576, "rollouts per task for both checkpoints"),
+    RLVR_KEY_U64("gate", "seed", gate_keys, o.seed, "1", 0, 9e18,
+        "sampling seed of both evaluations (the same draws for both)"),
+    RLVR_KEY_I64("gate", "limit", gate_keys, o.limit, "0", 0, 1e9,
+        "the first N usable tasks of each split only; 0 = all"),
+    RLVR_KEY_STRING("gate", "splits", gate_keys, splits, "regression",
+        "regression checks, comma separated: SPLIT (every family of it) or SPLIT:FAMILY"),
+    RLVR_KEY_END,
 };
 
 void rlvr_gate_options_default(rlvr_gate_options *o) {
@@ -87,18 +90,10 @@ int rlvr_gate_parse_checks(rlvr_gate_options *o, const char *text) {
 }
 
 int rlvr_gate_options_from_config(rlvr_gate_options *o, const rlvr_config *cfg) {
-    int64_t samples, seed, limit;
-    const char *splits;
-    RLVR_TRY(rlvr_config_get_double(cfg, "gate", "tolerance", &o->tolerance));
-    RLVR_TRY(rlvr_config_get_double(cfg, "gate", "regression_tolerance", &o->regression_tolerance));
-    RLVR_TRY(rlvr_config_get_double(cfg, "gate", "compliance_min", &o->compliance_min));
-    RLVR_TRY(rlvr_config_get_int(cfg, "gate", "samples", &samples));
-    RLVR_TRY(rlvr_config_get_int(cfg, "gate", "seed", &seed));
-    RLVR_TRY(rlvr_config_get_int(cfg, "gate", "limit", &limit));
-    RLVR_TRY(rlvr_config_get_string(cfg, "gate", "splits", &splits));
-    o->samples = (int32_t)samples;
-    o->seed = (uint64_t)seed;
-    o->limit = limit;
+    gate_keys k = {.o = *o};
+    RLVR_TRY(rlvr_config_fill(cfg, rlvr_gate_config_keys, "gate", &k));
+    *o = k.o;
+    const char *splits = k.splits;
     if (rlvr_gate_parse_checks(o, splits) < 0)
         return rlvr_config_error(cfg, "gate", "splits", "%s", rlvr_error_last());
     return 0;

@@ -6,26 +6,25 @@
 #include <string.h>
 
 const rlvr_config_key rlvr_io_config_keys[] = {
-    {"run", "name", RLVR_CFG_STRING, "run",
-     "name of the run: its files go to <out_dir>/<name>/ (letters, digits, . _ -)", NULL, RLVR_CFG_ANY},
-    {"run", "out_dir", RLVR_CFG_STRING, "runs", "directory that holds the run directories", NULL, RLVR_CFG_ANY},
-    {"run", "seed", RLVR_CFG_INT, "1234", "root seed of every random stream of the run (Philox key)", NULL,
-     RLVR_CFG_RANGE(0, 9.2e18)},
-    {"checkpoint", "every", RLVR_CFG_INT, "50", "optimizer steps between checkpoints", NULL,
-     RLVR_CFG_RANGE(1, 1e12)},
-    {"checkpoint", "keep", RLVR_CFG_INT, "3", "newest checkpoints kept; older ones are deleted (0 keeps all)",
-     NULL, RLVR_CFG_RANGE(0, 1e6)},
-    {"checkpoint", "keep_every", RLVR_CFG_INT, "0",
-     "also keep the checkpoint of every step that is a multiple of this, forever (0: none)", NULL,
-     RLVR_CFG_RANGE(0, 1e12)},
-    {"checkpoint", "compression", RLVR_CFG_INT, "0",
-     "deflate level of checkpoint datasets (0: none; weights barely compress)", NULL, RLVR_CFG_RANGE(0, 9)},
-    {"shards", "write", RLVR_CFG_BOOL, "true", "write every step's rollouts to shards", NULL, RLVR_CFG_ANY},
-    {"shards", "compression", RLVR_CFG_INT, "1",
-     "deflate level of shard datasets, after a byte shuffle (0: checksums only)", NULL, RLVR_CFG_RANGE(0, 9)},
-    {"shards", "chunk_tokens", RLVR_CFG_INT, "65536", "tokens per chunk of the per-token arrays", NULL,
-     RLVR_CFG_RANGE(256, 67108864)},
-    {NULL, NULL, 0, NULL, NULL, NULL, 0, 0},
+    RLVR_KEY_STRING("run", "name", rlvr_io_settings, name, "run",
+        "name of the run: its files go to <out_dir>/<name>/ (letters, digits, . _ -)"),
+    RLVR_KEY_STRING("run", "out_dir", rlvr_io_settings, out_dir, "runs", "directory that holds the run directories"),
+    RLVR_KEY_U64("run", "seed", rlvr_io_settings, seed, "1234", 0, 9.2e18,
+        "root seed of every random stream of the run (Philox key)"),
+    RLVR_KEY_I64("checkpoint", "every", rlvr_io_settings, checkpoint_every, "50", 1, 1e12,
+        "optimizer steps between checkpoints"),
+    RLVR_KEY_I32("checkpoint", "keep", rlvr_io_settings, checkpoint_keep, "3", 0, 1e6,
+        "newest checkpoints kept; older ones are deleted (0 keeps all)"),
+    RLVR_KEY_I64("checkpoint", "keep_every", rlvr_io_settings, checkpoint_keep_every, "0", 0, 1e12,
+        "also keep the checkpoint of every step that is a multiple of this, forever (0: none)"),
+    RLVR_KEY_I32("checkpoint", "compression", rlvr_io_settings, checkpoint_compression, "0", 0, 9,
+        "deflate level of checkpoint datasets (0: none; weights barely compress)"),
+    RLVR_KEY_BOOL("shards", "write", rlvr_io_settings, shards, "true", "write every step's rollouts to shards"),
+    RLVR_KEY_I32("shards", "compression", rlvr_io_settings, shard_compression, "1", 0, 9,
+        "deflate level of shard datasets, after a byte shuffle (0: checksums only)"),
+    RLVR_KEY_I64("shards", "chunk_tokens", rlvr_io_settings, shard_chunk_tokens, "65536", 256, 67108864,
+        "tokens per chunk of the per-token arrays"),
+    RLVR_KEY_END,
 };
 
 static bool plain_name(const char *s) {
@@ -47,30 +46,15 @@ static int join(char *out, const char *a, const char *b) {
 
 int rlvr_io_settings_read(rlvr_io_settings *out, const rlvr_config *cfg) {
     memset(out, 0, sizeof *out);
-    const char *out_dir;
-    int64_t seed, keep, compression, level;
-    RLVR_TRY(rlvr_config_get_string(cfg, "run", "name", &out->name));
-    RLVR_TRY(rlvr_config_get_string(cfg, "run", "out_dir", &out_dir));
-    RLVR_TRY(rlvr_config_get_int(cfg, "run", "seed", &seed));
-    RLVR_TRY(rlvr_config_get_int(cfg, "checkpoint", "every", &out->checkpoint_every));
-    RLVR_TRY(rlvr_config_get_int(cfg, "checkpoint", "keep", &keep));
-    RLVR_TRY(rlvr_config_get_int(cfg, "checkpoint", "keep_every", &out->checkpoint_keep_every));
-    RLVR_TRY(rlvr_config_get_int(cfg, "checkpoint", "compression", &compression));
-    RLVR_TRY(rlvr_config_get_bool(cfg, "shards", "write", &out->shards));
-    RLVR_TRY(rlvr_config_get_int(cfg, "shards", "compression", &level));
-    RLVR_TRY(rlvr_config_get_int(cfg, "shards", "chunk_tokens", &out->shard_chunk_tokens));
+    RLVR_TRY(rlvr_config_fill(cfg, rlvr_io_config_keys, NULL, out));
     if (!plain_name(out->name))
         return rlvr_config_error(cfg, "run", "name",
                                  "\"%s\" is not a plain name (use letters, digits, '.', '_' and '-'): it names "
                                  "the directory <out_dir>/<name>",
                                  out->name);
-    if (!out_dir[0]) return rlvr_config_error(cfg, "run", "out_dir", "must not be empty (use . for here)");
-    out->seed = (uint64_t)seed;
-    out->checkpoint_keep = (int)keep;
-    out->checkpoint_compression = (int)compression;
-    out->shard_compression = (int)level;
+    if (!out->out_dir[0]) return rlvr_config_error(cfg, "run", "out_dir", "must not be empty (use . for here)");
     char run_dir[RLVR_IO_PATH_CAP];
-    RLVR_TRY(join(run_dir, out_dir, out->name));
+    RLVR_TRY(join(run_dir, out->out_dir, out->name));
     return rlvr_io_settings_set_run_dir(out, run_dir);
 }
 

@@ -24,6 +24,7 @@ extern const rlvr_config_key rlvr_io_config_keys[];
 
 typedef struct {
     const char *name;   /* [run] name; lives as long as the config */
+    const char *out_dir; /* [run] out_dir, likewise */
     uint64_t seed;      /* [run] seed */
     char run_dir[RLVR_IO_PATH_CAP];
     char shard_dir[RLVR_IO_PATH_CAP];

@@ -6,6 +6,7 @@
  * Exit 0: promote; 1: reject; 2: usage, configuration or I/O error. */
 #include "core/config.h"
 #include "core/error.h"
+#include "envs/config.h"
 #include "eval/gate.h"
 #include "io/checkpoint.h"
 #include "io/gate_report.h"
@@ -164,8 +165,9 @@ static int gate_options(gate_state *st, const gate_args *a) {
 /* --pool, else the configuration's [tasks] pool, else the run's built-in
  * pool RUNDIR/pool (train/run.h). */
 static int pool_path(gate_state *st, const gate_args *a) {
-    const char *configured = "";
-    if (st->cfg) RLVR_TRY(rlvr_config_get_string(st->cfg, "tasks", "pool", &configured));
+    rlvr_tasks_config tasks = {.pool = ""};
+    if (st->cfg) RLVR_TRY(rlvr_tasks_config_read(st->cfg, &tasks));
+    const char *configured = tasks.pool;
     if (a->pool) snprintf(st->pool_path, sizeof st->pool_path, "%s", a->pool);
     else if (configured[0]) snprintf(st->pool_path, sizeof st->pool_path, "%s", configured);
     else if (a->promote) RLVR_TRY(rlvr_run_path(st->pool_path, sizeof st->pool_path, a->promote, "pool"));

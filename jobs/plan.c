@@ -75,7 +75,7 @@ static void print_table(const char *path, const rlvr_plan_inputs *in, const rlvr
 
     printf("Group signal (typical task p = %s, hard task p = %s, flaky-test pass rate %s; advantage %s, eps %g)\n",
            prob(SZ(a), in->success_rate), prob(SZ(b), in->hard_success_rate), prob(SZ(c), in->flaky_pass_rate),
-           in->advantage == RLVR_ADV_STD ? "std" : in->advantage == RLVR_ADV_MEAN ? "mean" : "loo", in->std_eps);
+           rlvr_config_enum_name(rlvr_rl_config_keys, "grpo", "advantage", (int)in->advantage, SZ(d)), in->std_eps);
     printf("  %5s  %8s  %12s  %19s  %12s  %13s  %18s\n", "G", "pass@G", "P(no signal)", "hard: P(no success)",
            "1 win: mean", "its advantage", "P(lucky flaky pass)");
     for (int32_t i = 0; i < r->n_groups; i++) {

@@ -10,11 +10,13 @@
 #include "core/config.h"
 #include "core/error.h"
 #include "io/checkpoint.h"
+#include "io/config.h"
 #include "io/file.h"
 #include "io/manifest.h"
 #include "io/metrics.h"
 #include "jobs/commands.h"
 #include "jobs/schemas.h"
+#include "rl/config.h"
 #include "io/svg.h"
 
 #include <dirent.h>
@@ -491,14 +493,12 @@ static void chart_entropy(report *r, const metrics_view *m) {
     chart_build c = {.id = "entropy", .title = "Entropy",
                      .caption = "Mean entropy of the policy tokens (nats) with the [entropy] target band of the run's "
                                 "configuration; right axis: the entropy controller's coefficient α."};
-    double low, high;
-    bool adaptive = true;
+    rlvr_entropy_config e;
     char label[96];
-    if (r->cfg && rlvr_config_get_double(r->cfg, "entropy", "target_low", &low) == 0 &&
-        rlvr_config_get_double(r->cfg, "entropy", "target_high", &high) == 0) {
-        rlvr_config_get_bool(r->cfg, "entropy", "adaptive", &adaptive);
-        snprintf(label, sizeof label, "target band %g–%g%s", low, high, adaptive ? "" : " (controller off)");
-        c.band = (rlvr_svg_hband){low, high, label};
+    if (r->cfg && rlvr_rl_entropy_config_load(&e, r->cfg) == 0) {
+        snprintf(label, sizeof label, "target band %g–%g%s", e.target_low, e.target_high,
+                 e.adaptive ? "" : " (controller off)");
+        c.band = (rlvr_svg_hband){e.target_low, e.target_high, label};
         c.has_band = true;
     } else {
         rlvr_error_clear();
@@ -821,9 +821,8 @@ static void manifest_attr(const report *r, const char *name, char *buf, size_t c
 
 static void run_name(const report *r, const char *run, char *buf, size_t cap) {
     manifest_attr(r, "run_name", buf, cap);
-    const char *name = NULL;
-    if (!buf[0] && r->cfg && rlvr_config_get_string(r->cfg, "run", "name", &name) == 0 && name)
-        snprintf(buf, cap, "%s", name);
+    rlvr_io_settings io;
+    if (!buf[0] && r->cfg && rlvr_io_settings_read(&io, r->cfg) == 0) snprintf(buf, cap, "%s", io.name);
     rlvr_error_clear();
     if (buf[0]) return;
     char dir[PATH_CAP]; /* the directory's own name, "a" of "runs/a/" */
@@ -851,11 +850,11 @@ static void emit_header(rlvr_text *t, const report *r, const char *run) {
     rlvr_text_printf(t, "</h1><table class=\"meta\" id=\"run-header\">\n");
     header_row(t, "run directory", run);
     if (r->cfg) {
-        int64_t seed = 0;
+        rlvr_io_settings io;
         snprintf(buf, sizeof buf, "%016llx", (unsigned long long)r->config_hash);
         header_row(t, "config hash", buf);
-        if (rlvr_config_get_int(r->cfg, "run", "seed", &seed) == 0) {
-            snprintf(buf, sizeof buf, "%lld", (long long)seed);
+        if (rlvr_io_settings_read(&io, r->cfg) == 0) {
+            snprintf(buf, sizeof buf, "%lld", (long long)io.seed);
             header_row(t, "seed", buf);
         }
         header_row(t, "configuration from", r->config_from);

@@ -10,7 +10,7 @@
 #include "policy/sampler.h"
 #include "rl/config.h"
 
-/* One line per module table, in dependency order (DESIGN.md). */
+/* One line per module table, in dependency order (docs/DESIGN.md, "Folders"). */
 const rlvr_config_key *const rlvr_all_config_schemas[] = {
     rlvr_model_config_keys,
     rlvr_optim_config_keys,

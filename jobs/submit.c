@@ -14,6 +14,7 @@
 #include "jobs/chain.h"
 #include "jobs/commands.h"
 #include "jobs/run.h"
+#include "mpi/layout.h"
 #include "slurm/sbatch.h"
 
 #include <ctype.h>
@@ -30,52 +31,45 @@
 #include "chain_templates.inc"
 
 const rlvr_config_key rlvr_slurm_config_keys[] = {
-    {"slurm", "partition", RLVR_CFG_STRING, "", "partition of every job (`--partition`; empty: the cluster's default)",
-     NULL, RLVR_CFG_ANY},
-    {"slurm", "account", RLVR_CFG_STRING, "", "account charged (`--account`; empty: your default)", NULL,
-     RLVR_CFG_ANY},
-    {"slurm", "qos", RLVR_CFG_STRING, "", "quality of service (`--qos`; empty: the default)", NULL, RLVR_CFG_ANY},
-    {"slurm", "time", RLVR_CFG_STRING, "",
-     "time limit of each job (`--time`: MINUTES, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS; empty: the "
-     "partition's); a segment gets USR1 `grace_s` before it, checkpoints and is requeued",
-     NULL, RLVR_CFG_ANY},
-    {"slurm", "nodes", RLVR_CFG_INT, "1", "nodes of each RL segment (`--nodes`; SFT and gate jobs use one)", NULL,
-     RLVR_CFG_RANGE(1, 100000)},
-    {"slurm", "ntasks_per_node", RLVR_CFG_INT, "0",
-     "MPI ranks per node of an RL segment (`--ntasks-per-node`); nodes × this must equal the [layout] total. 0: "
-     "`--ntasks` = the [layout] total when the file sets [layout], else 1 (one process)",
-     NULL, RLVR_CFG_RANGE(0, 100000)},
-    {"slurm", "cpus_per_task", RLVR_CFG_INT, "0", "CPUs per rank (`--cpus-per-task`; 0: not requested)", NULL,
-     RLVR_CFG_RANGE(0, 100000)},
-    {"slurm", "gpus_per_node", RLVR_CFG_INT, "0", "GPUs per node (`--gpus-per-node`; 0: not requested)", NULL,
-     RLVR_CFG_RANGE(0, 1024)},
-    {"slurm", "mem", RLVR_CFG_STRING, "", "memory per node (`--mem`, e.g. 64G; empty: the partition's default)", NULL,
-     RLVR_CFG_ANY},
-    {"slurm", "extra", RLVR_CFG_STRING, "",
-     "more #SBATCH lines for every job, ';'-separated (e.g. `--constraint=a100; --exclusive`)", NULL, RLVR_CFG_ANY},
-    {"slurm", "segments", RLVR_CFG_INT, "1",
-     "RL jobs the [train] steps are split into (segment k ends after step ⌊steps·k/segments⌋; each resumes from "
-     "the previous one's checkpoint)",
-     NULL, RLVR_CFG_RANGE(1, 1000)},
-    {"slurm", "grace_s", RLVR_CFG_INT, "120",
-     "seconds before the time limit at which a job gets USR1 (`--signal=B:USR1@grace_s`): it finishes its step, "
-     "checkpoints and is requeued",
-     NULL, RLVR_CFG_RANGE(1, 86400)},
-    {"slurm", "launcher", RLVR_CFG_ENUM, "srun",
-     "how an RL segment starts its ranks: `srun` (`srun --mpi=pmix`) or `none` (rlvr runs in the batch shell: "
-     "one-process layouts only)",
-     "srun|none", RLVR_CFG_ANY},
-    {"slurm", "baseline", RLVR_CFG_STRING, "sft",
-     "what each gate compares the segment's checkpoint with: `sft` (the final SFT checkpoint), `promoted` (the "
-     "last promoted checkpoint, else the SFT one) or a checkpoint path",
-     NULL, RLVR_CFG_ANY},
-    {"slurm", "gate", RLVR_CFG_BOOL, "true",
-     "a gate job after each segment (`rlvr gate --promote`): a pass writes <run>/promoted", NULL, RLVR_CFG_ANY},
-    {"slurm", "max_requeues", RLVR_CFG_INT, "20",
-     "times a job requeues itself after stopping at a checkpoint (USR1 before the time limit); then it ends with "
-     "exit 3 and `rlvr submit` continues the chain",
-     NULL, RLVR_CFG_RANGE(0, 10000)},
-    {NULL, NULL, 0, NULL, NULL, NULL, RLVR_CFG_ANY},
+    RLVR_KEY_STRING("slurm", "partition", rlvr_slurm_config, partition, "",
+        "partition of every job (`--partition`; empty: the cluster's default)"),
+    RLVR_KEY_STRING("slurm", "account", rlvr_slurm_config, account, "",
+        "account charged (`--account`; empty: your default)"),
+    RLVR_KEY_STRING("slurm", "qos", rlvr_slurm_config, qos, "", "quality of service (`--qos`; empty: the default)"),
+    RLVR_KEY_STRING("slurm", "time", rlvr_slurm_config, time, "",
+        "time limit of each job (`--time`: MINUTES, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS; empty: the "
+        "partition's); a segment gets USR1 `grace_s` before it, checkpoints and is requeued"),
+    RLVR_KEY_I64("slurm", "nodes", rlvr_slurm_config, nodes, "1", 1, 100000,
+        "nodes of each RL segment (`--nodes`; SFT and gate jobs use one)"),
+    RLVR_KEY_I64("slurm", "ntasks_per_node", rlvr_slurm_config, ntasks_per_node, "0", 0, 100000,
+        "MPI ranks per node of an RL segment (`--ntasks-per-node`); nodes × this must equal the [layout] total. 0: "
+        "`--ntasks` = the [layout] total when the file sets [layout], else 1 (one process)"),
+    RLVR_KEY_I64("slurm", "cpus_per_task", rlvr_slurm_config, cpus_per_task, "0", 0, 100000,
+        "CPUs per rank (`--cpus-per-task`; 0: not requested)"),
+    RLVR_KEY_I64("slurm", "gpus_per_node", rlvr_slurm_config, gpus_per_node, "0", 0, 1024,
+        "GPUs per node (`--gpus-per-node`; 0: not requested)"),
+    RLVR_KEY_STRING("slurm", "mem", rlvr_slurm_config, mem, "",
+        "memory per node (`--mem`, e.g. 64G; empty: the partition's default)"),
+    RLVR_KEY_STRING("slurm", "extra", rlvr_slurm_config, extra, "",
+        "more #SBATCH lines for every job, ';'-separated (e.g. `--constraint=a100; --exclusive`)"),
+    RLVR_KEY_I64("slurm", "segments", rlvr_slurm_config, segments, "1", 1, 1000,
+        "RL jobs the [train] steps are split into (segment k ends after step ⌊steps·k/segments⌋; each resumes from "
+        "the previous one's checkpoint)"),
+    RLVR_KEY_I64("slurm", "grace_s", rlvr_slurm_config, grace_s, "120", 1, 86400,
+        "seconds before the time limit at which a job gets USR1 (`--signal=B:USR1@grace_s`): it finishes its step, "
+        "checkpoints and is requeued"),
+    RLVR_KEY_ENUM_NAME("slurm", "launcher", rlvr_slurm_config, launcher, "srun", "srun|none",
+        "how an RL segment starts its ranks: `srun` (`srun --mpi=pmix`) or `none` (rlvr runs in the batch shell: "
+        "one-process layouts only)"),
+    RLVR_KEY_STRING("slurm", "baseline", rlvr_slurm_config, baseline, "sft",
+        "what each gate compares the segment's checkpoint with: `sft` (the final SFT checkpoint), `promoted` (the "
+        "last promoted checkpoint, else the SFT one) or a checkpoint path"),
+    RLVR_KEY_BOOL("slurm", "gate", rlvr_slurm_config, gate, "true",
+        "a gate job after each segment (`rlvr gate --promote`): a pass writes <run>/promoted"),
+    RLVR_KEY_I64("slurm", "max_requeues", rlvr_slurm_config, max_requeues, "20", 0, 10000,
+        "times a job requeues itself after stopping at a checkpoint (USR1 before the time limit); then it ends with "
+        "exit 3 and `rlvr submit` continues the chain"),
+    RLVR_KEY_END,
 };
 
 /* ---- [slurm] ----------------------------------------------------------- */
@@ -122,27 +116,15 @@ static bool has_space(const char *s) {
 
 int rlvr_slurm_config_read(rlvr_slurm_config *s, const rlvr_config *cfg) {
     memset(s, 0, sizeof *s);
-    struct {
-        const char *key;
-        const char **out;
-    } strings[] = {{"partition", &s->partition}, {"account", &s->account}, {"qos", &s->qos},
-                   {"time", &s->time},           {"mem", &s->mem},         {"extra", &s->extra},
-                   {"launcher", &s->launcher},   {"baseline", &s->baseline}};
-    for (size_t i = 0; i < sizeof strings / sizeof *strings; i++) {
-        RLVR_TRY(rlvr_config_get_string(cfg, "slurm", strings[i].key, strings[i].out));
-        if (strcmp(strings[i].key, "extra") != 0 && has_space(*strings[i].out))
-            return rlvr_config_error(cfg, "slurm", strings[i].key, "\"%s\" holds white space", *strings[i].out);
+    RLVR_TRY(rlvr_config_fill(cfg, rlvr_slurm_config_keys, "slurm", s));
+    /* the text keys become #SBATCH options, which white space would split;
+     * `extra` holds whole lines */
+    for (const rlvr_config_key *k = rlvr_slurm_config_keys; k->key; k++) {
+        if (k->field != RLVR_FIELD_STRING || strcmp(k->key, "extra") == 0) continue;
+        const char *v;
+        memcpy(&v, (const char *)s + k->offset, sizeof v);
+        if (has_space(v)) return rlvr_config_error(cfg, k->section, k->key, "\"%s\" holds white space", v);
     }
-    struct {
-        const char *key;
-        int64_t *out;
-    } ints[] = {{"nodes", &s->nodes},       {"ntasks_per_node", &s->ntasks_per_node},
-                {"cpus_per_task", &s->cpus_per_task}, {"gpus_per_node", &s->gpus_per_node},
-                {"segments", &s->segments}, {"grace_s", &s->grace_s},
-                {"max_requeues", &s->max_requeues}};
-    for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
-        RLVR_TRY(rlvr_config_get_int(cfg, "slurm", ints[i].key, ints[i].out));
-    RLVR_TRY(rlvr_config_get_bool(cfg, "slurm", "gate", &s->gate));
     if (s->time[0]) {
         int64_t limit = slurm_time_seconds(s->time);
         if (limit < 0)
@@ -233,13 +215,10 @@ static int plan_parts(submit_ctx *c) {
 /* ---- checks before anything is written ------------------------------------ */
 
 static int layout_total(const rlvr_config *cfg, int64_t *total, bool *set) {
-    int64_t t, v, r;
-    RLVR_TRY(rlvr_config_get_int(cfg, "layout", "trainer", &t));
-    RLVR_TRY(rlvr_config_get_int(cfg, "layout", "verifier", &v));
-    RLVR_TRY(rlvr_config_get_int(cfg, "layout", "rollout", &r));
-    *total = t + v + r;
-    *set = rlvr_config_is_set(cfg, "layout", "trainer") || rlvr_config_is_set(cfg, "layout", "verifier") ||
-           rlvr_config_is_set(cfg, "layout", "rollout");
+    rlvr_layout_config layout;
+    RLVR_TRY(rlvr_layout_config_read(&layout, cfg));
+    *total = (int64_t)layout.counts.trainer + layout.counts.verifier + layout.counts.rollout;
+    *set = layout.counts_set;
     return 0;
 }
 

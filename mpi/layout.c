@@ -3,25 +3,22 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #define LAYOUT_MAX_RANKS 1000000
 
 const rlvr_config_key rlvr_layout_config_keys[] = {
-    {"layout", "trainer", RLVR_CFG_INT, "1",
-     "trainer ranks (world ranks 0..T-1; rank 0 leads: step counter, policy version, admission, checkpoints)",
-     NULL, RLVR_CFG_RANGE(1, LAYOUT_MAX_RANKS)},
-    {"layout", "verifier", RLVR_CFG_INT, "1",
-     "verifier ranks (world ranks T..T+V-1): check patches in fresh enclaves and return verdicts", NULL,
-     RLVR_CFG_RANGE(1, LAYOUT_MAX_RANKS)},
-    {"layout", "rollout", RLVR_CFG_INT, "1",
-     "rollout ranks (world ranks T+V..T+V+R-1): generate rollouts; trainer+verifier+rollout = MPI world size",
-     NULL, RLVR_CFG_RANGE(1, LAYOUT_MAX_RANKS)},
-    {"layout", "timeout_s", RLVR_CFG_FLOAT, "1800",
-     "seconds the leader waits for the next record, verdict or weights broadcast before it fails the job, naming "
-     "what is missing and the checkpoint to resume from (a rank that hangs)",
-     NULL, RLVR_CFG_RANGE(0.1, 1e7)},
-    {NULL, NULL, 0, NULL, NULL, NULL, RLVR_CFG_ANY},
+    RLVR_KEY_I32("layout", "trainer", rlvr_layout_config, counts.trainer, "1", 1, LAYOUT_MAX_RANKS,
+        "trainer ranks (world ranks 0..T-1; rank 0 leads: step counter, policy version, admission, checkpoints)"),
+    RLVR_KEY_I32("layout", "verifier", rlvr_layout_config, counts.verifier, "1", 1, LAYOUT_MAX_RANKS,
+        "verifier ranks (world ranks T..T+V-1): check patches in fresh enclaves and return verdicts"),
+    RLVR_KEY_I32("layout", "rollout", rlvr_layout_config, counts.rollout, "1", 1, LAYOUT_MAX_RANKS,
+        "rollout ranks (world ranks T+V..T+V+R-1): generate rollouts; trainer+verifier+rollout = MPI world size"),
+    RLVR_KEY_DOUBLE("layout", "timeout_s", rlvr_layout_config, timeout_s, "1800", 0.1, 1e7,
+        "seconds the leader waits for the next record, verdict or weights broadcast before it fails the job, naming "
+        "what is missing and the checkpoint to resume from (a rank that hangs)"),
+    RLVR_KEY_END,
 };
 
 static const char *const role_names[RLVR_ROLE_COUNT] = {"trainer", "verifier", "rollout"};
@@ -82,16 +79,24 @@ int rlvr_layout_validate(const rlvr_layout *layout, int world_size) {
     return layout_check(layout, world_size, NULL);
 }
 
+int rlvr_layout_config_read(rlvr_layout_config *out, const rlvr_config *cfg) {
+    if (!out || !cfg) return rlvr_error_set(RLVR_EINVAL, "rlvr_layout_config_read: NULL argument");
+    rlvr_layout_config c = {0};
+    RLVR_TRY(rlvr_config_fill(cfg, rlvr_layout_config_keys, "layout", &c));
+    /* the counts are the keys whose field lies in `counts`, the first member */
+    _Static_assert(offsetof(rlvr_layout_config, counts) == 0, "counts leads rlvr_layout_config");
+    for (const rlvr_config_key *k = rlvr_layout_config_keys; k->key; k++)
+        if (k->offset < sizeof c.counts && rlvr_config_is_set(cfg, k->section, k->key)) c.counts_set = true;
+    *out = c;
+    return 0;
+}
+
 int rlvr_layout_from_config(rlvr_layout *out, const rlvr_config *cfg, int world_size) {
     if (!out || !cfg) return rlvr_error_set(RLVR_EINVAL, "rlvr_layout_from_config: NULL argument");
-    int64_t t, v, r;
-    RLVR_TRY(rlvr_config_get_int(cfg, "layout", "trainer", &t));
-    RLVR_TRY(rlvr_config_get_int(cfg, "layout", "verifier", &v));
-    RLVR_TRY(rlvr_config_get_int(cfg, "layout", "rollout", &r));
-    /* the schema ranges keep these far below INT_MAX */
-    rlvr_layout l = {(int)t, (int)v, (int)r};
-    RLVR_TRY(layout_check(&l, world_size, cfg));
-    *out = l;
+    rlvr_layout_config c;
+    RLVR_TRY(rlvr_layout_config_read(&c, cfg));
+    RLVR_TRY(layout_check(&c.counts, world_size, cfg));
+    *out = c.counts;
     return 0;
 }
 

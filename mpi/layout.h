@@ -11,6 +11,8 @@
 
 #include "core/config.h"
 
+#include <stdbool.h>
+
 typedef enum {
     RLVR_ROLE_TRAINER = 0,
     RLVR_ROLE_VERIFIER = 1,
@@ -24,6 +26,18 @@ typedef struct {
 
 /* [layout] keys for core/config.h (NULL-terminated). */
 extern const rlvr_config_key rlvr_layout_config_keys[];
+
+/* Every [layout] key as written, before any check against a world size. */
+typedef struct {
+    rlvr_layout counts; /* trainer, verifier, rollout */
+    double timeout_s;   /* how long the leader waits for a record, verdict or broadcast */
+    bool counts_set;    /* the file sets at least one of the three counts */
+} rlvr_layout_config;
+
+/* Reads [layout] (defaults for keys the file leaves out); checks nothing
+ * beyond the keys' ranges. For callers that plan a launch, such as a batch
+ * script's rank count, before any MPI world exists. */
+int rlvr_layout_config_read(rlvr_layout_config *out, const rlvr_config *cfg);
 
 /* Reads [layout] and checks it against the MPI world size. A mismatch is
  * RLVR_ECONFIG naming the file, line and key, showing all three counts and
@@ -48,7 +62,7 @@ int rlvr_layout_count(const rlvr_layout *layout, rlvr_rank_role role);
 /* "trainer", "verifier", "rollout". */
 const char *rlvr_role_name(rlvr_rank_role role);
 
-/* The singleton trap (hpc-anchors §3.6): when `srun` cannot reach PMIx, each
+/* The singleton trap of MPI under Slurm: when `srun` cannot reach PMIx, each
  * task starts as its own one-rank MPI job and nothing fails until ranks try
  * to talk. Compares the MPI world size with what the launcher started:
  * OMPI_COMM_WORLD_SIZE (set by mpirun) when present, else

@@ -3,87 +3,66 @@
 
 #include "core/error.h"
 
-#include <string.h>
+#include <stddef.h>
+
+/* [optim] as written: the schedule is the index of its name in the key's
+ * choices, whose order is not rlvr_lr_schedule's. */
+typedef struct {
+    rlvr_adamw_config adamw;
+    int schedule;
+} optim_keys;
+
+/* rlvr_lr_schedule of each choice of [optim] schedule, in the choices' order. */
+static const rlvr_lr_schedule schedules[] = {RLVR_LR_COSINE, RLVR_LR_CONSTANT};
 
 const rlvr_config_key rlvr_model_config_keys[] = {
-    {"model", "vocab", RLVR_CFG_INT, "272",
-     "output rows of the LM head; at least the tokenizer's vocabulary (267 for the byte tokenizer, 267 + [tokenizer] "
-     "merges for bpe)",
-     NULL,
-     RLVR_CFG_RANGE(2, 16777216)},
-    {"model", "d_model", RLVR_CFG_INT, "256", "width C of the residual stream", NULL, RLVR_CFG_RANGE(2, 65536)},
-    {"model", "n_layers", RLVR_CFG_INT, "4", "number of transformer blocks L", NULL, RLVR_CFG_RANGE(1, 1024)},
-    {"model", "n_heads", RLVR_CFG_INT, "8", "query heads H; divides d_model, and d_model / n_heads is even", NULL,
-     RLVR_CFG_RANGE(1, 4096)},
-    {"model", "n_kv_heads", RLVR_CFG_INT, "4", "key/value heads (grouped-query attention); divides n_heads", NULL,
-     RLVR_CFG_RANGE(1, 4096)},
-    {"model", "d_ff", RLVR_CFG_INT, "688", "hidden width F of the SwiGLU MLP", NULL, RLVR_CFG_RANGE(1, 1048576)},
-    {"model", "max_seq", RLVR_CFG_INT, "2048", "longest sequence (prompt + rollout) the policy accepts", NULL,
-     RLVR_CFG_RANGE(1, 16777216)},
-    {"model", "rope_theta", RLVR_CFG_FLOAT, "10000", "RoPE base: pair i turns by pos * theta^(-2i/head_dim)", NULL,
-     RLVR_CFG_RANGE(2, 1e12)},
-    {"model", "norm_eps", RLVR_CFG_FLOAT, "1e-5", "epsilon inside every RMSNorm", NULL, RLVR_CFG_RANGE(0, 1)},
-    {"model", "tie_embeddings", RLVR_CFG_BOOL, "true", "the LM head reuses the token embedding matrix", NULL,
-     RLVR_CFG_ANY},
-    {"model", "init_seed", RLVR_CFG_INT, "1234", "seed of the weight initialisation (Philox, purpose INIT)", NULL,
-     RLVR_CFG_RANGE(0, 9.2e18)},
-    {"model", "init_std", RLVR_CFG_FLOAT, "0.02",
-     "std of the normal init of weight matrices (wo, w_down: / sqrt(2 n_layers)); 0 means 0.02", NULL,
-     RLVR_CFG_RANGE(0, 10)},
-    {NULL, NULL, 0, NULL, NULL, NULL, 0, 0},
+    RLVR_KEY_I32("model", "vocab", rlvr_model_config, vocab, "272", 2, 16777216,
+        "output rows of the LM head; at least the tokenizer's vocabulary (267 for the byte tokenizer, 267 + [tokenizer] "
+        "merges for bpe)"),
+    RLVR_KEY_I32("model", "d_model", rlvr_model_config, d_model, "256", 2, 65536, "width C of the residual stream"),
+    RLVR_KEY_I32("model", "n_layers", rlvr_model_config, n_layers, "4", 1, 1024, "number of transformer blocks L"),
+    RLVR_KEY_I32("model", "n_heads", rlvr_model_config, n_heads, "8", 1, 4096,
+        "query heads H; divides d_model, and d_model / n_heads is even"),
+    RLVR_KEY_I32("model", "n_kv_heads", rlvr_model_config, n_kv_heads, "4", 1, 4096,
+        "key/value heads (grouped-query attention); divides n_heads"),
+    RLVR_KEY_I32("model", "d_ff", rlvr_model_config, d_ff, "688", 1, 1048576, "hidden width F of the SwiGLU MLP"),
+    RLVR_KEY_I32("model", "max_seq", rlvr_model_config, max_seq, "2048", 1, 16777216,
+        "longest sequence (prompt + rollout) the policy accepts"),
+    RLVR_KEY_FLOAT("model", "rope_theta", rlvr_model_config, rope_theta, "10000", 2, 1e12,
+        "RoPE base: pair i turns by pos * theta^(-2i/head_dim)"),
+    RLVR_KEY_FLOAT("model", "norm_eps", rlvr_model_config, norm_eps, "1e-5", 0, 1, "epsilon inside every RMSNorm"),
+    RLVR_KEY_BOOL("model", "tie_embeddings", rlvr_model_config, tie_embeddings, "true",
+        "the LM head reuses the token embedding matrix"),
+    RLVR_KEY_U64("model", "init_seed", rlvr_model_config, init_seed, "1234", 0, 9.2e18,
+        "seed of the weight initialisation (Philox, purpose INIT)"),
+    RLVR_KEY_FLOAT("model", "init_std", rlvr_model_config, init_std, "0.02", 0, 10,
+        "std of the normal init of weight matrices (wo, w_down: / sqrt(2 n_layers)); 0 means 0.02"),
+    RLVR_KEY_END,
 };
 
 const rlvr_config_key rlvr_optim_config_keys[] = {
-    {"optim", "lr", RLVR_CFG_FLOAT, "3e-4", "peak learning rate of AdamW", NULL, RLVR_CFG_RANGE(0, 10)},
-    {"optim", "beta1", RLVR_CFG_FLOAT, "0.9", "AdamW first-moment decay", NULL, RLVR_CFG_RANGE(0, 0.999999)},
-    {"optim", "beta2", RLVR_CFG_FLOAT, "0.95", "AdamW second-moment decay", NULL, RLVR_CFG_RANGE(0, 0.999999)},
-    {"optim", "eps", RLVR_CFG_FLOAT, "1e-8", "AdamW denominator epsilon", NULL, RLVR_CFG_RANGE(1e-30, 1)},
-    {"optim", "weight_decay", RLVR_CFG_FLOAT, "0.1", "decoupled weight decay, on weight matrices only (not norms)",
-     NULL, RLVR_CFG_RANGE(0, 10)},
-    {"optim", "grad_clip", RLVR_CFG_FLOAT, "1.0", "maximum global L2 norm of the gradient; 0 disables clipping",
-     NULL, RLVR_CFG_RANGE(0, 1e9)},
-    {"optim", "warmup_steps", RLVR_CFG_INT, "10", "linear warm-up of the learning rate from 0 over these steps",
-     NULL, RLVR_CFG_RANGE(0, 1e12)},
-    {"optim", "total_steps", RLVR_CFG_INT, "1000", "step at which the cosine schedule reaches min_lr_ratio * lr",
-     NULL, RLVR_CFG_RANGE(1, 1e12)},
-    {"optim", "min_lr_ratio", RLVR_CFG_FLOAT, "0.1", "floor of the cosine schedule as a fraction of lr", NULL,
-     RLVR_CFG_RANGE(0, 1)},
-    {"optim", "schedule", RLVR_CFG_ENUM, "cosine", "learning rate after warm-up: cosine decay or constant",
-     "cosine|constant", RLVR_CFG_ANY},
-    {NULL, NULL, 0, NULL, NULL, NULL, 0, 0},
+    RLVR_KEY_FLOAT("optim", "lr", optim_keys, adamw.lr, "3e-4", 0, 10, "peak learning rate of AdamW"),
+    RLVR_KEY_FLOAT("optim", "beta1", optim_keys, adamw.beta1, "0.9", 0, 0.999999, "AdamW first-moment decay"),
+    RLVR_KEY_FLOAT("optim", "beta2", optim_keys, adamw.beta2, "0.95", 0, 0.999999, "AdamW second-moment decay"),
+    RLVR_KEY_FLOAT("optim", "eps", optim_keys, adamw.eps, "1e-8", 1e-30, 1, "AdamW denominator epsilon"),
+    RLVR_KEY_FLOAT("optim", "weight_decay", optim_keys, adamw.weight_decay, "0.1", 0, 10,
+        "decoupled weight decay, on weight matrices only (not norms)"),
+    RLVR_KEY_FLOAT("optim", "grad_clip", optim_keys, adamw.grad_clip, "1.0", 0, 1e9,
+        "maximum global L2 norm of the gradient; 0 disables clipping"),
+    RLVR_KEY_I64("optim", "warmup_steps", optim_keys, adamw.warmup_steps, "10", 0, 1e12,
+        "linear warm-up of the learning rate from 0 over these steps"),
+    RLVR_KEY_I64("optim", "total_steps", optim_keys, adamw.total_steps, "1000", 1, 1e12,
+        "step at which the cosine schedule reaches min_lr_ratio * lr"),
+    RLVR_KEY_FLOAT("optim", "min_lr_ratio", optim_keys, adamw.min_lr_ratio, "0.1", 0, 1,
+        "floor of the cosine schedule as a fraction of lr"),
+    RLVR_KEY_ENUM("optim", "schedule", optim_keys, schedule, "cosine", "cosine|constant",
+        "learning rate after warm-up: cosine decay or constant"),
+    RLVR_KEY_END,
 };
-
-static int get_int(const rlvr_config *cfg, const char *section, const char *key, int *out) {
-    int64_t v;
-    RLVR_TRY(rlvr_config_get_int(cfg, section, key, &v));
-    *out = (int)v; /* the schema ranges keep every key inside int */
-    return 0;
-}
-
-static int get_float(const rlvr_config *cfg, const char *section, const char *key, float *out) {
-    double v;
-    RLVR_TRY(rlvr_config_get_double(cfg, section, key, &v));
-    *out = (float)v;
-    return 0;
-}
 
 int rlvr_model_config_read(rlvr_model_config *out, const rlvr_config *cfg) {
     rlvr_model_config c = {0};
-    int64_t seed;
-    RLVR_TRY(get_int(cfg, "model", "vocab", &c.vocab));
-    RLVR_TRY(get_int(cfg, "model", "d_model", &c.d_model));
-    RLVR_TRY(get_int(cfg, "model", "n_layers", &c.n_layers));
-    RLVR_TRY(get_int(cfg, "model", "n_heads", &c.n_heads));
-    RLVR_TRY(get_int(cfg, "model", "n_kv_heads", &c.n_kv_heads));
-    RLVR_TRY(get_int(cfg, "model", "d_ff", &c.d_ff));
-    RLVR_TRY(get_int(cfg, "model", "max_seq", &c.max_seq));
-    RLVR_TRY(get_float(cfg, "model", "rope_theta", &c.rope_theta));
-    RLVR_TRY(get_float(cfg, "model", "norm_eps", &c.norm_eps));
-    RLVR_TRY(rlvr_config_get_bool(cfg, "model", "tie_embeddings", &c.tie_embeddings));
-    RLVR_TRY(rlvr_config_get_int(cfg, "model", "init_seed", &seed));
-    c.init_seed = (uint64_t)seed;
-    RLVR_TRY(get_float(cfg, "model", "init_std", &c.init_std));
-
+    RLVR_TRY(rlvr_config_fill(cfg, rlvr_model_config_keys, "model", &c));
     if (c.d_model % c.n_heads != 0)
         return rlvr_config_error(cfg, "model", "n_heads", "%d does not divide d_model = %d", c.n_heads, c.d_model);
     if ((c.d_model / c.n_heads) % 2 != 0)
@@ -100,19 +79,10 @@ int rlvr_model_config_read(rlvr_model_config *out, const rlvr_config *cfg) {
 }
 
 int rlvr_adamw_config_read(rlvr_adamw_config *out, const rlvr_config *cfg) {
-    rlvr_adamw_config o = {0};
-    const char *schedule;
-    RLVR_TRY(get_float(cfg, "optim", "lr", &o.lr));
-    RLVR_TRY(get_float(cfg, "optim", "beta1", &o.beta1));
-    RLVR_TRY(get_float(cfg, "optim", "beta2", &o.beta2));
-    RLVR_TRY(get_float(cfg, "optim", "eps", &o.eps));
-    RLVR_TRY(get_float(cfg, "optim", "weight_decay", &o.weight_decay));
-    RLVR_TRY(get_float(cfg, "optim", "grad_clip", &o.grad_clip));
-    RLVR_TRY(rlvr_config_get_int(cfg, "optim", "warmup_steps", &o.warmup_steps));
-    RLVR_TRY(rlvr_config_get_int(cfg, "optim", "total_steps", &o.total_steps));
-    RLVR_TRY(get_float(cfg, "optim", "min_lr_ratio", &o.min_lr_ratio));
-    RLVR_TRY(rlvr_config_get_string(cfg, "optim", "schedule", &schedule));
-    o.schedule = strcmp(schedule, "constant") == 0 ? RLVR_LR_CONSTANT : RLVR_LR_COSINE;
+    optim_keys k = {0};
+    RLVR_TRY(rlvr_config_fill(cfg, rlvr_optim_config_keys, "optim", &k));
+    rlvr_adamw_config o = k.adamw;
+    o.schedule = schedules[k.schedule];
     if (o.schedule == RLVR_LR_COSINE && o.warmup_steps >= o.total_steps)
         return rlvr_config_error(cfg, "optim", "warmup_steps",
                                  "%lld is not below total_steps = %lld; the cosine schedule would never decay",

@@ -62,41 +62,29 @@
 #define ROW_GROUP_ROWS 32
 
 const rlvr_config_key rlvr_sampler_config_keys[] = {
-    {"sampler", "temperature", RLVR_CFG_FLOAT, "1.0",
-     "sampling temperature τ: the policy is softmax(logits/τ) in sampling and in training", NULL,
-     RLVR_CFG_RANGE(0.01, 100.0)},
-    {"sampler", "max_new_tokens", RLVR_CFG_INT, "512",
-     "most tokens the policy samples in one turn before the turn is cut (0 = until the context is full)", NULL,
-     RLVR_CFG_RANGE(0, 10000000)},
-    {"sampler", "kv_slots", RLVR_CFG_INT, "64",
-     "sequences one rollout rank keeps in its KV cache at once (environments in flight × G)", NULL,
-     RLVR_CFG_RANGE(1, 65536)},
-    {"sampler", "context_tokens", RLVR_CFG_INT, "0", "positions per KV slot; 0 = [model] max_seq", NULL,
-     RLVR_CFG_RANGE(0, 10000000)},
-    {NULL, NULL, 0, NULL, NULL, NULL, RLVR_CFG_ANY},
+    RLVR_KEY_FLOAT("sampler", "temperature", rlvr_sampler_config, temperature, "1.0", 0.01, 100.0,
+        "sampling temperature τ: the policy is softmax(logits/τ) in sampling and in training"),
+    RLVR_KEY_I32("sampler", "max_new_tokens", rlvr_sampler_config, max_new_tokens, "512", 0, 10000000,
+        "most tokens the policy samples in one turn before the turn is cut (0 = until the context is full)"),
+    RLVR_KEY_I32("sampler", "kv_slots", rlvr_sampler_config, kv_slots, "64", 1, 65536,
+        "sequences one rollout rank keeps in its KV cache at once (environments in flight × G)"),
+    RLVR_KEY_I32("sampler", "context_tokens", rlvr_sampler_config, context, "0", 0, 10000000,
+        "positions per KV slot; 0 = [model] max_seq"),
+    RLVR_KEY_END,
 };
 
 int rlvr_sampler_config_from(rlvr_sampler_config *out, const rlvr_config *cfg) {
-    double temperature;
-    int64_t max_new, slots, context;
-    RLVR_TRY(rlvr_config_get_double(cfg, "sampler", "temperature", &temperature));
-    RLVR_TRY(rlvr_config_get_int(cfg, "sampler", "max_new_tokens", &max_new));
-    RLVR_TRY(rlvr_config_get_int(cfg, "sampler", "kv_slots", &slots));
-    RLVR_TRY(rlvr_config_get_int(cfg, "sampler", "context_tokens", &context));
+    RLVR_TRY(rlvr_config_fill(cfg, rlvr_sampler_config_keys, "sampler", out));
     out->version = RLVR_SAMPLER_CONFIG_VERSION;
-    out->temperature = (float)temperature;
-    out->max_new_tokens = (int32_t)max_new;
-    out->kv_slots = (int32_t)slots;
-    out->context = (int32_t)context;
     return 0;
 }
 
 int rlvr_sampler_config_validate(const rlvr_config *cfg, const rlvr_model_config *model) {
-    int64_t context;
-    RLVR_TRY(rlvr_config_get_int(cfg, "sampler", "context_tokens", &context));
-    if (context > model->max_seq)
+    rlvr_sampler_config c = RLVR_SAMPLER_CONFIG_INIT;
+    RLVR_TRY(rlvr_config_fill(cfg, rlvr_sampler_config_keys, "sampler", &c));
+    if (c.context > model->max_seq)
         return rlvr_config_error(cfg, "sampler", "context_tokens", "%lld exceeds [model] max_seq = %d",
-                                 (long long)context, model->max_seq);
+                                 (long long)c.context, model->max_seq);
     return 0;
 }
 
