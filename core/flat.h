@@ -1,7 +1,7 @@
 /* core/flat.h — flat images of small structures.
  *
  * For data handed to a process that does not share the runtime's memory
- * (the sandbox spawner and the runs it starts, enclave/sandbox.c): values are
+ * (the sandbox spawner and the runs it starts, enclave/sandbox_spawner.c): values are
  * appended to one growing buffer and referred to by their offsets, so the
  * image can be written to a file descriptor and used wherever it is read
  * back, at any address. Offsets are 16-byte aligned, and 0 never names a

@@ -65,7 +65,8 @@ const rlvr_config_key rlvr_sampler_config_keys[] = {
     RLVR_KEY_FLOAT("sampler", "temperature", rlvr_sampler_config, temperature, "1.0", 0.01, 100.0,
         "sampling temperature τ: the policy is softmax(logits/τ) in sampling and in training"),
     RLVR_KEY_I32("sampler", "max_new_tokens", rlvr_sampler_config, max_new_tokens, "512", 0, 10000000,
-        "most tokens the policy samples in one turn before the turn is cut (0 = until the context is full)"),
+        "most tokens the sampler draws in one turn when used on its own (benches, library callers); harness "
+        "rollouts replace it by the policy-token budget left or the context room (0 = until the context is full)"),
     RLVR_KEY_I32("sampler", "kv_slots", rlvr_sampler_config, kv_slots, "64", 1, 65536,
         "sequences one rollout rank keeps in its KV cache at once (environments in flight × G)"),
     RLVR_KEY_I32("sampler", "context_tokens", rlvr_sampler_config, context, "0", 0, 10000000,
