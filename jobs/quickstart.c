@@ -17,6 +17,7 @@
 #include "io/checkpoint.h"
 #include "jobs/commands.h"
 #include "jobs/run.h"
+#include "train/config.h"
 #include "train/sft.h"
 #include "train/trainer.h"
 
@@ -80,9 +81,9 @@ static int evaluate(rlvr_run *r, const char *checkpoint, const char *what, rlvr_
     rlvr_eval_options o;
     rlvr_eval_options_default(&o);
     int rc = rlvr_eval_options_from_config(&o, r->cfg);
-    int64_t samples = 4;
-    if (rc == 0) rc = rlvr_config_get_int(r->cfg, "quickstart", "eval_samples", &samples);
-    o.samples = (int32_t)samples;
+    rlvr_quickstart_config q = {.eval_samples = 4};
+    if (rc == 0) rc = rlvr_quickstart_config_read(&q, r->cfg);
+    o.samples = (int32_t)q.eval_samples;
     o.sampler.seed = r->io.seed;
     o.progress = progress;
     o.progress_arg = (void *)what;

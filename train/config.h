@@ -1,11 +1,19 @@
 /* train/config.h — the sections of the configuration that belong to the
  * training runtime: [sft], [train], [tokenizer] and [quickstart] (key tables
- * documented in docs/CONFIG.md), read with the typed getters of
- * core/config.h. */
+ * documented in docs/CONFIG.md), each filled into its struct by
+ * rlvr_config_fill. */
 #ifndef RLVR_TRAIN_CONFIG_H
 #define RLVR_TRAIN_CONFIG_H
 
 #include "core/config.h"
+#include "enclave/config.h"
+#include "envs/config.h"
+#include "eval/gate.h"
+#include "io/config.h"
+#include "mpi/layout.h"
+#include "policy/model_config.h"
+#include "policy/sampler.h"
+#include "rl/config.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -15,9 +23,19 @@ extern const rlvr_config_key rlvr_sft_config_keys[];
 extern const rlvr_config_key rlvr_train_config_keys[];
 extern const rlvr_config_key rlvr_quickstart_config_keys[];
 
-/* NULL-terminated: every module's key table the training runtime reads (the
- * `rlvr` command's list adds its own sections, e.g. [slurm]). For callers
- * that open a run without the command: benchmarks, tests. */
+/* Every module's key table the training runtime reads, in dependency order
+ * (docs/DESIGN.md, "Folders"), as initialisers: the one place the tables are
+ * listed. rlvr_train_schemas is this list; the `rlvr` command's list
+ * (jobs/schemas.c) appends the sections of the command alone, e.g. [slurm]. */
+#define RLVR_TRAIN_SCHEMA_TABLES                                                                        \
+    rlvr_model_config_keys, rlvr_optim_config_keys, rlvr_sampler_config_keys, rlvr_rl_config_keys,     \
+        rlvr_rl_plan_config_keys, rlvr_sandbox_config_keys, rlvr_enclave_config_keys,                  \
+        rlvr_tasks_config_keys, rlvr_harness_config_keys, rlvr_layout_config_keys, rlvr_io_config_keys, \
+        rlvr_tokenizer_config_keys, rlvr_sft_config_keys, rlvr_train_config_keys,                      \
+        rlvr_quickstart_config_keys, rlvr_gate_config_keys
+
+/* NULL-terminated: RLVR_TRAIN_SCHEMA_TABLES. For callers that open a run
+ * without the command: benchmarks, tests. */
 extern const rlvr_config_key *const rlvr_train_schemas[];
 
 /* [sft]: supervised bootstrap on demonstrations. */
@@ -51,10 +69,17 @@ typedef struct {
     int64_t corpus_demos; /* bpe: demonstrations whose text the merges are learned from */
 } rlvr_tokenizer_config;
 
-/* Read one section from a configuration loaded with its key table; errors
- * name the file, line and key (RLVR_ECONFIG). */
+/* [quickstart]: the `rlvr quickstart` command's own settings. */
+typedef struct {
+    int64_t eval_samples; /* samples per held-out task of its evaluations */
+} rlvr_quickstart_config;
+
+/* Read one section from a configuration loaded with its key table (the
+ * file's values or the defaults), then check what spans keys; errors name
+ * the file, line and key (RLVR_ECONFIG). */
 int rlvr_sft_config_read(rlvr_sft_config *o, const rlvr_config *cfg);
 int rlvr_train_config_read(rlvr_train_config *o, const rlvr_config *cfg);
 int rlvr_tokenizer_config_read(rlvr_tokenizer_config *o, const rlvr_config *cfg);
+int rlvr_quickstart_config_read(rlvr_quickstart_config *o, const rlvr_config *cfg);
 
 #endif

@@ -196,7 +196,9 @@ static int train_ranks(rlvr_run *r, const rlvr_layout *layout, bool resume, cons
     dist d = {.run = r, .async = r->train.max_staleness > 0};
     char (*names)[HOST_CAP] = NULL; /* leader: every rank's host, world-rank order (the manifest) */
     const char **hosts = NULL;      /* leader: views of names */
-    int rc = rlvr_config_get_double(r->cfg, "layout", "timeout_s", &d.timeout_s);
+    rlvr_layout_config lc;
+    int rc = rlvr_layout_config_read(&lc, r->cfg);
+    d.timeout_s = rc == 0 ? lc.timeout_s : 0;
     if (rc == 0) rc = rlvr_mpi_roles_init(&d.roles, layout, MPI_COMM_WORLD); /* collective */
     if (rc == 0) rc = rlvr_mpi_queue_new(&d.queue, d.roles.world, RLVR_DIST_MAX_PENDING);
     if (rc < 0) { /* the same on every rank (configuration, launch): said once */
@@ -245,12 +247,10 @@ static bool launched(void) {
 
 /* [layout] as written, and whether it is the default 1/1/1. */
 static int read_layout(const rlvr_run *r, rlvr_layout *l, bool *is_default) {
-    int64_t t, v, ro;
-    RLVR_TRY(rlvr_config_get_int(r->cfg, "layout", "trainer", &t));
-    RLVR_TRY(rlvr_config_get_int(r->cfg, "layout", "verifier", &v));
-    RLVR_TRY(rlvr_config_get_int(r->cfg, "layout", "rollout", &ro));
-    *l = (rlvr_layout){(int)t, (int)v, (int)ro};
-    *is_default = t == 1 && v == 1 && ro == 1;
+    rlvr_layout_config lc;
+    RLVR_TRY(rlvr_layout_config_read(&lc, r->cfg));
+    *l = lc.counts;
+    *is_default = l->trainer == 1 && l->verifier == 1 && l->rollout == 1;
     return 0;
 }
 

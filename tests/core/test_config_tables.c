@@ -1,25 +1,14 @@
 /* Every library module's key table against itself: each row names a field
  * whose kind fits the key's type and range, the defaults parse, and every
- * name of every ENUM key is accepted by the parser. (The jobs' own tables
- * live in the rlvr program; `rlvr config keys` and the docs test cover
- * them.) */
+ * name of every ENUM key is accepted by the parser. The tables are those of
+ * rlvr_train_schemas (train/config.h), which lists every library module's;
+ * the command's own ([slurm]) lives in the rlvr program, where
+ * `rlvr config keys` and the docs test cover it. */
 #include "core/config.h"
-#include "enclave/config.h"
-#include "envs/config.h"
-#include "eval/gate.h"
-#include "io/config.h"
-#include "mpi/layout.h"
-#include "policy/model_config.h"
-#include "policy/sampler.h"
-#include "rl/config.h"
+#include "train/config.h"
 #include "test.h"
 
-static const rlvr_config_key *const tables[] = {
-    rlvr_model_config_keys,   rlvr_optim_config_keys,  rlvr_sampler_config_keys, rlvr_rl_config_keys,
-    rlvr_rl_plan_config_keys, rlvr_sandbox_config_keys, rlvr_enclave_config_keys, rlvr_tasks_config_keys,
-    rlvr_harness_config_keys, rlvr_layout_config_keys, rlvr_io_config_keys,      rlvr_gate_config_keys,
-    NULL,
-};
+static const rlvr_config_key *const *const tables = rlvr_train_schemas;
 
 static void test_rows(void) {
     for (size_t t = 0; tables[t]; t++) {
