@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -82,13 +83,6 @@ static int parse_tool_list(const rlvr_config *cfg, const char *list, uint32_t *m
     return 0;
 }
 
-/* True when the file sets [tasks] `key`. */
-static bool tasks_key_set(const rlvr_config *cfg, const char *key) {
-    for (const rlvr_config_key *k = rlvr_tasks_config_keys; k->key; k++)
-        if (strcmp(k->key, key) == 0) return rlvr_config_is_set(cfg, k->section, k->key);
-    return false;
-}
-
 int rlvr_tasks_config_read(const rlvr_config *cfg, rlvr_tasks_config *out) {
     memset(out, 0, sizeof *out);
     tasks_keys k = {0};
@@ -96,13 +90,11 @@ int rlvr_tasks_config_read(const rlvr_config *cfg, rlvr_tasks_config *out) {
     RLVR_TRY(parse_tool_list(cfg, k.tools, &k.c.tools));
     *out = k.c;
     if (out->pool[0]) {
-        /* the keys that describe the built-in pool, in the order a conflict is reported */
-        static const char *const gen_keys[] = {"family", "train_count", "eval_count", "regression_count",
-                                               "difficulty", "seed", "check_runs", "check_jobs", "tools",
-                                               "compiler"};
-        for (size_t i = 0; i < sizeof gen_keys / sizeof gen_keys[0]; i++)
-            if (tasks_key_set(cfg, gen_keys[i]))
-                return rlvr_config_error(cfg, "tasks", gen_keys[i],
+        /* every other [tasks] key describes the built-in pool: the first one
+         * set, in table order, is the conflict reported */
+        for (const rlvr_config_key *key = rlvr_tasks_config_keys; key->key; key++)
+            if (key->offset != offsetof(tasks_keys, c.pool) && rlvr_config_is_set(cfg, key->section, key->key))
+                return rlvr_config_error(cfg, key->section, key->key,
                                          "describes the built-in pool, but `pool` is set; remove one of them");
     }
     return 0;

@@ -67,6 +67,15 @@ static void test_refusals(void) {
     }
     rlvr_config_free(cfg);
 
+    /* every other [tasks] key describes the built-in pool, the last in the table too */
+    cfg = parse("[tasks]\npool = tasks/\ncheck_jobs = 2\n", &rc);
+    CHECK_OK(rc);
+    if (cfg) {
+        CHECK(rlvr_tasks_config_read(cfg, &t) == RLVR_ECONFIG);
+        CHECK(strstr(rlvr_error_last(), "run.ini:3") && strstr(rlvr_error_last(), "check_jobs"));
+    }
+    rlvr_config_free(cfg);
+
     cfg = parse("[tasks]\npool = tasks/\n", &rc);
     if (cfg) CHECK_OK(rlvr_tasks_config_read(cfg, &t));
     CHECK(cfg && strcmp(t.pool, "tasks/") == 0);
