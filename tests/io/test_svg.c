@@ -1,4 +1,4 @@
-/* tests/jobs/test_svg.c — the SVG chart module of rlvr report (io/svg.h):
+/* tests/io/test_svg.c — the SVG chart module of rlvr report (io/svg.h):
  * nice ticks (exact cases and properties over many ranges), tick labels,
  * escaping, NaN gaps, stacked ranges, pass/fail marks, and thinning of long
  * series (size bounded, extremes kept). */
