@@ -147,14 +147,17 @@ static float half_to_f32(uint16_t h)
 typedef struct {
     const rlvr_gguf *g;
     uint64_t pos;
+    const char *key; /* the metadata key being read, for messages; or NULL */
 } cursor;
+
+#define KEYCTX(c) (c)->key ? "metadata key '" : "", (c)->key ? (c)->key : "", (c)->key ? "': " : ""
 
 static int need(cursor *c, uint64_t n, const char *what)
 {
     if (n > c->g->size - c->pos)
-        return RLVR_FAIL(RLVR_EFORMAT, "%s: %s at byte %" PRIu64 " needs %" PRIu64
+        return RLVR_FAIL(RLVR_EFORMAT, "%s: %s%s%s%s at byte %" PRIu64 " needs %" PRIu64
                          " bytes but the file has %" PRIu64 " bytes (truncated or corrupt)",
-                         c->g->path, what, c->pos, n, c->g->size);
+                         c->g->path, KEYCTX(c), what, c->pos, n, c->g->size);
     return 0;
 }
 
@@ -180,9 +183,9 @@ static int rdstr(cursor *c, const unsigned char **s, uint64_t *len, const char *
     uint64_t n;
     RLVR_TRY(rd64(c, &n, what));
     if (n > c->g->size - c->pos)
-        return RLVR_FAIL(RLVR_EFORMAT, "%s: %s at byte %" PRIu64 " claims %" PRIu64
-                         " bytes but only %" PRIu64 " remain in the file",
-                         c->g->path, what, c->pos - 8, n, c->g->size - c->pos);
+        return RLVR_FAIL(RLVR_EFORMAT, "%s: %s%s%s%s at byte %" PRIu64 " claims %" PRIu64
+                         " bytes but only %" PRIu64 " remain in the file (truncated or corrupt)",
+                         c->g->path, KEYCTX(c), what, c->pos - 8, n, c->g->size - c->pos);
     *s = c->g->map + c->pos;
     *len = n;
     c->pos += n;
@@ -272,13 +275,9 @@ static int parse_value(cursor *c, uint32_t type, const char *key, int depth, rlv
     v->elems = calloc(n ? n : 1, sizeof *v->elems);
     if (!v->elems)
         return RLVR_FAIL(RLVR_ENOMEM, "%s: out of memory for metadata array '%s'", c->g->path, key);
-    for (uint64_t i = 0; i < n; i++) {
-        int rc = parse_value(c, et, key, depth + 1, &v->elems[i]);
-        if (rc < 0) {
-            /* elements past i were zeroed by calloc, so clearing all is safe */
-            return rlvr_error_wrap(rc, "element %" PRIu64, i);
-        }
-    }
+    /* on failure, elements past i are still zeroed (calloc), so
+     * value_clear of the whole array is safe */
+    for (uint64_t i = 0; i < n; i++) RLVR_TRY(parse_value(c, et, key, depth + 1, &v->elems[i]));
     return 0;
 }
 
@@ -376,7 +375,7 @@ cleanup:
 
 static int parse(rlvr_gguf *g)
 {
-    cursor c = {g, 0};
+    cursor c = {g, 0, NULL};
     uint32_t magic;
     uint64_t n_tensors, n_kv;
     if (g->size < 4 || memcmp(g->map, "GGUF", 4))
@@ -412,9 +411,10 @@ static int parse(rlvr_gguf *g)
         for (uint64_t j = 0; j < i; j++)
             if (!strcmp(g->keys[j], g->keys[i]))
                 return RLVR_FAIL(RLVR_EFORMAT, "%s: metadata key '%s' appears twice", g->path, g->keys[i]);
-        RLVR_TRY(rd32(&c, &type, "a metadata value type"));
-        int rc = parse_value(&c, type, g->keys[i], 0, &g->values[i]);
-        if (rc < 0) return rlvr_error_wrap(rc, "%s: metadata key '%s'", g->path, g->keys[i]);
+        c.key = g->keys[i];
+        RLVR_TRY(rd32(&c, &type, "the value type"));
+        RLVR_TRY(parse_value(&c, type, g->keys[i], 0, &g->values[i]));
+        c.key = NULL;
     }
     const rlvr_gguf_value *al = rlvr_gguf_find(g, "general.alignment");
     if (al) {

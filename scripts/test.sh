@@ -6,6 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
+# gguf-py, the reference the GGUF reader's test compares with (a venv
+# outside the repository; the build's RLVR_PYREF names it).
+bash scripts/pyref.sh
 
 echo "== build (Release, -Werror)"
 bash scripts/build.sh build
