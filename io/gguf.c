@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -34,6 +35,11 @@ struct rlvr_gguf_value {
     const char *key;             /* the key this value belongs to */
 };
 
+struct name_ix {
+    const char *name; /* first: cmp_name compares it */
+    size_t i;
+};
+
 struct rlvr_gguf {
     char *path;
     unsigned char *map;
@@ -46,6 +52,10 @@ struct rlvr_gguf {
     rlvr_gguf_value *values;     /* [n_kv] */
     size_t n_tensors;
     rlvr_gguf_tensor *tensors;   /* [n_tensors] */
+    /* names in strcmp order, for duplicate checks and lookups in
+     * O(log n): a hostile file may hold millions of entries */
+    struct name_ix *key_sorted;  /* [n_kv] */
+    const rlvr_gguf_tensor **tensor_sorted; /* [n_tensors] */
 };
 
 /* ---- type tables ------------------------------------------------------ */
@@ -352,11 +362,6 @@ static int check_tensors(rlvr_gguf *g)
                            end, g->size);
             goto cleanup;
         }
-        for (size_t j = 0; j < i; j++)
-            if (!strcmp(g->tensors[j].name, t->name)) {
-                rc = RLVR_FAIL(RLVR_EFORMAT, "%s: tensor name '%s' appears twice", g->path, t->name);
-                goto cleanup;
-            }
     }
     qsort(order, g->n_tensors, sizeof *order, cmp_by_offset);
     for (size_t i = 1; i < g->n_tensors; i++) {
@@ -371,6 +376,38 @@ static int check_tensors(rlvr_gguf *g)
 cleanup:
     free(order);
     return rc;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(((const struct name_ix *)a)->name, ((const struct name_ix *)b)->name);
+}
+
+static int cmp_tensor_name(const void *a, const void *b)
+{
+    return strcmp((*(const rlvr_gguf_tensor *const *)a)->name, (*(const rlvr_gguf_tensor *const *)b)->name);
+}
+
+/* Fills the sorted name indexes and refuses duplicate names. */
+static int sort_names(rlvr_gguf *g)
+{
+    g->key_sorted = calloc(g->n_kv ? g->n_kv : 1, sizeof *g->key_sorted);
+    g->tensor_sorted = calloc(g->n_tensors ? g->n_tensors : 1, sizeof *g->tensor_sorted);
+    if (!g->key_sorted || !g->tensor_sorted)
+        return RLVR_FAIL(RLVR_ENOMEM, "%s: out of memory indexing names", g->path);
+    for (size_t i = 0; i < g->n_kv; i++) g->key_sorted[i] = (struct name_ix){g->keys[i], i};
+    for (size_t i = 0; i < g->n_tensors; i++) g->tensor_sorted[i] = &g->tensors[i];
+    if (g->n_kv) qsort(g->key_sorted, g->n_kv, sizeof *g->key_sorted, cmp_name);
+    if (g->n_tensors) qsort(g->tensor_sorted, g->n_tensors, sizeof *g->tensor_sorted, cmp_tensor_name);
+    for (size_t i = 1; i < g->n_kv; i++)
+        if (!strcmp(g->key_sorted[i - 1].name, g->key_sorted[i].name))
+            return RLVR_FAIL(RLVR_EFORMAT, "%s: metadata key '%s' appears twice", g->path,
+                             g->key_sorted[i].name);
+    for (size_t i = 1; i < g->n_tensors; i++)
+        if (!strcmp(g->tensor_sorted[i - 1]->name, g->tensor_sorted[i]->name))
+            return RLVR_FAIL(RLVR_EFORMAT, "%s: tensor name '%s' appears twice", g->path,
+                             g->tensor_sorted[i]->name);
+    return 0;
 }
 
 static int parse(rlvr_gguf *g)
@@ -408,15 +445,14 @@ static int parse(rlvr_gguf *g)
         RLVR_TRY(rdstr(&c, &s, &len, "a metadata key"));
         RLVR_TRY(dup_name(g, s, len, "metadata key", &g->keys[i]));
         g->n_kv = i + 1; /* so rlvr_gguf_free frees this key and its value */
-        for (uint64_t j = 0; j < i; j++)
-            if (!strcmp(g->keys[j], g->keys[i]))
-                return RLVR_FAIL(RLVR_EFORMAT, "%s: metadata key '%s' appears twice", g->path, g->keys[i]);
         c.key = g->keys[i];
         RLVR_TRY(rd32(&c, &type, "the value type"));
         RLVR_TRY(parse_value(&c, type, g->keys[i], 0, &g->values[i]));
         c.key = NULL;
     }
-    const rlvr_gguf_value *al = rlvr_gguf_find(g, "general.alignment");
+    const rlvr_gguf_value *al = NULL; /* the sorted index does not exist yet */
+    for (size_t i = 0; i < g->n_kv && !al; i++)
+        if (!strcmp(g->keys[i], "general.alignment")) al = &g->values[i];
     if (al) {
         if (al->type != RLVR_GGUF_U32)
             return RLVR_FAIL(RLVR_EFORMAT, "%s: general.alignment is %s, not u32", g->path,
@@ -441,7 +477,8 @@ static int parse(rlvr_gguf *g)
                              " but the file has %" PRIu64 " bytes", g->path, g->data_start, g->size);
         g->data_start = g->size;
     }
-    return check_tensors(g);
+    RLVR_TRY(check_tensors(g));
+    return sort_names(g);
 }
 
 int rlvr_gguf_open(rlvr_gguf **out, const char *path)
@@ -459,11 +496,11 @@ int rlvr_gguf_open(rlvr_gguf **out, const char *path)
     }
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        rc = rlvr_error_errno_at(__FILE__, __LINE__, "open %s", path);
+        rc = RLVR_FAIL(RLVR_EIO, "cannot open %s: %s", path, strerror(errno));
         goto cleanup;
     }
     if (fstat(fd, &st) < 0) {
-        rc = rlvr_error_errno_at(__FILE__, __LINE__, "stat %s", path);
+        rc = RLVR_FAIL(RLVR_EIO, "cannot stat %s: %s", path, strerror(errno));
         goto cleanup;
     }
     if (!S_ISREG(st.st_mode)) {
@@ -478,7 +515,7 @@ int rlvr_gguf_open(rlvr_gguf **out, const char *path)
     }
     void *m = mmap(NULL, g->size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (m == MAP_FAILED) {
-        rc = rlvr_error_errno_at(__FILE__, __LINE__, "mmap %s", path);
+        rc = RLVR_FAIL(RLVR_EIO, "cannot mmap %s: %s", path, strerror(errno));
         goto cleanup;
     }
     g->map = m;
@@ -503,6 +540,8 @@ void rlvr_gguf_free(rlvr_gguf *g)
     free(g->values);
     for (size_t i = 0; i < g->n_tensors; i++) free((char *)g->tensors[i].name);
     free(g->tensors);
+    free(g->key_sorted);
+    free(g->tensor_sorted);
     if (g->map) munmap(g->map, g->size);
     free(g->path);
     free(g);
@@ -522,9 +561,10 @@ const rlvr_gguf_value *rlvr_gguf_kv_value(const rlvr_gguf *g, size_t i)
 
 const rlvr_gguf_value *rlvr_gguf_find(const rlvr_gguf *g, const char *key)
 {
-    for (size_t i = 0; i < g->n_kv; i++)
-        if (!strcmp(g->keys[i], key)) return &g->values[i];
-    return NULL;
+    struct name_ix want = {key, 0};
+    const struct name_ix *hit =
+        g->key_sorted ? bsearch(&want, g->key_sorted, g->n_kv, sizeof *g->key_sorted, cmp_name) : NULL;
+    return hit ? &g->values[hit->i] : NULL;
 }
 
 rlvr_gguf_vtype rlvr_gguf_value_type(const rlvr_gguf_value *v) { return v->type; }
@@ -744,9 +784,12 @@ const rlvr_gguf_tensor *rlvr_gguf_tensor_at(const rlvr_gguf *g, size_t i)
 
 const rlvr_gguf_tensor *rlvr_gguf_tensor_find(const rlvr_gguf *g, const char *name)
 {
-    for (size_t i = 0; i < g->n_tensors; i++)
-        if (!strcmp(g->tensors[i].name, name)) return &g->tensors[i];
-    return NULL;
+    rlvr_gguf_tensor key = {.name = name};
+    const rlvr_gguf_tensor *kp = &key;
+    const rlvr_gguf_tensor **hit =
+        g->tensor_sorted ? bsearch(&kp, g->tensor_sorted, g->n_tensors, sizeof *g->tensor_sorted, cmp_tensor_name)
+                         : NULL;
+    return hit ? *hit : NULL;
 }
 
 const void *rlvr_gguf_tensor_data(const rlvr_gguf *g, const rlvr_gguf_tensor *t)

@@ -198,6 +198,47 @@ for k, v in nested.items():
         fail(f"{k}: type {gt}, wanted array")
     else:
         check_nested(k, v, gv)
+# typed getters: which conversions each value type allows (widening by type
+# only where no value can be lost), and that they give the value written
+allowed = {
+    V.UINT8: {"u32", "i32", "u64", "i64"}, V.UINT16: {"u32", "i32", "u64", "i64"},
+    V.UINT32: {"u32", "u64", "i64"}, V.UINT64: {"u64"},
+    V.INT8: {"i32", "i64"}, V.INT16: {"i32", "i64"}, V.INT32: {"i32", "i64"}, V.INT64: {"i64"},
+    V.FLOAT32: {"f32", "f64"}, V.FLOAT64: {"f64"}, V.BOOL: {"bool"}, V.STRING: {"string"}, V.ARRAY: {"array"},
+}
+
+
+def check_conv(key, t, want, conv):
+    if set(conv) != allowed[t]:
+        fail(f"{key}: getters {sorted(conv)} succeed on {t.name}, wanted {sorted(allowed[t])}")
+        return
+    for name, v in conv.items():
+        if name in ("f32", "f64"):
+            ok = np.float32(v) == np.float32(want) if t == V.FLOAT32 else v == want
+        elif name == "string":
+            ok = v == len(want.encode("utf-8"))
+        elif name == "array":
+            ok = v == len(want)
+        elif name == "bool":
+            ok = v == int(want)
+        else:
+            ok = v == want
+        if not ok:
+            fail(f"{key}: getter {name} gives {v!r}, wrote {want!r}")
+
+
+for k, (t, v) in meta.items():
+    check_conv(k, t, v, got["conv"][k])
+for k, (et, vals) in arrays.items():
+    check_conv(k, V.ARRAY, vals, got["conv"][k])
+    check_conv(f"{k}[0]", et, vals[0], got["elem_conv"][k])
+for k, v in nested.items():
+    check_conv(f"{k}[0]", V.ARRAY, v[0], got["elem_conv"][k])
+if got["absent"] != [-15, "RLVR_ENOTFOUND"] or got["find_absent"] != 1:
+    fail(f"absent key: get_u32 gives {got['absent']}, find gives {got['find_absent']}")
+if got["past_end"] != -1:
+    fail(f"array element past the end: {got['past_end']}, wanted RLVR_EINVAL (-1)")
+
 gt, gv = got["meta"]["general.architecture"]
 check_value("general.architecture", V.STRING, "rlvrtest", gv)
 
@@ -286,6 +327,9 @@ cases = [  # (name, file bytes, words the message must contain)
     ("5 dimensions", patched([(part_offset(q80.field, 2), u32(5))]), ["q8_0", "5 dimensions"]),
     ("row not a multiple of the block", patched([(part_offset(q80.field, 3), u64(31))]),
      ["q8_0", "not a multiple of the block size 32"]),
+    ("duplicate key", patched([(part_offset(reader.fields["t.u8"], 1), b"t.i8")]), ["'t.i8' appears twice"]),
+    ("duplicate tensor name", patched([(part_offset(by_name["q4_k"].field, 1), b"q5_k")]),
+     ["tensor name 'q5_k' appears twice"]),
     ("bad alignment", patched([(part_offset(reader.fields["general.alignment"], 3), u32(48))]),
      ["general.alignment 48"]),
 ]

@@ -77,6 +77,37 @@ static int dump_value(FILE *f, const rlvr_gguf_value *v, uint32_t type, const rl
     }
 }
 
+/* Tries every typed getter on `key` (arr NULL) or on element 0 of array
+ * `arr`, and writes {"getter": value} for those that succeed, so the
+ * checker can compare the conversions with the widening rules. */
+static void conversions(FILE *f, const rlvr_gguf *g, const char *key, const rlvr_gguf_value *arr)
+{
+    uint32_t u32; int32_t i32; uint64_t u64; int64_t i64; float f32; double f64; int b;
+    const char *s; size_t len; const rlvr_gguf_value *a;
+    const char *sep = "";
+    fputc('{', f);
+#define TRY_GET(name, var, fmt, cast)                                                        \
+    if ((arr ? rlvr_gguf_array_##name(arr, 0, &var) : rlvr_gguf_get_##name(g, key, &var)) == 0) { \
+        fprintf(f, "%s\"" #name "\": " fmt, sep, cast var);                                   \
+        sep = ", ";                                                                          \
+    }
+    TRY_GET(u32, u32, "%" PRIu32, )
+    TRY_GET(i32, i32, "%" PRId32, )
+    TRY_GET(u64, u64, "%" PRIu64, )
+    TRY_GET(i64, i64, "%" PRId64, )
+    TRY_GET(f32, f32, "%.9g", (double))
+    TRY_GET(f64, f64, "%.17g", )
+    TRY_GET(bool, b, "%d", )
+#undef TRY_GET
+    if ((arr ? rlvr_gguf_array_string(arr, 0, &s, &len) : rlvr_gguf_get_string(g, key, &s, &len)) == 0) {
+        fprintf(f, "%s\"string\": %zu", sep, len);
+        sep = ", ";
+    }
+    if ((arr ? rlvr_gguf_array_array(arr, 0, &a) : rlvr_gguf_get_array(g, key, &a)) == 0)
+        fprintf(f, "%s\"array\": %" PRIu64, sep, rlvr_gguf_array_len(a));
+    fputc('}', f);
+}
+
 static int run(const char *path, const char *dir)
 {
     rlvr_gguf *g = NULL;
@@ -99,7 +130,36 @@ static int run(const char *path, const char *dir)
         if ((rc = dump_value(f, v, rlvr_gguf_value_type(v), NULL, 0)) < 0) goto cleanup;
         fputc(']', f);
     }
-    fprintf(f, "}, \"tensors\": [");
+    /* by-key getters and array element getters, on every key */
+    fprintf(f, "}, \"conv\": {");
+    for (size_t i = 0; i < rlvr_gguf_kv_count(g); i++) {
+        fprintf(f, "%s\"%s\": ", i ? ", " : "", rlvr_gguf_kv_key(g, i));
+        conversions(f, g, rlvr_gguf_kv_key(g, i), NULL);
+    }
+    fprintf(f, "}, \"elem_conv\": {");
+    const char *sep = "";
+    for (size_t i = 0; i < rlvr_gguf_kv_count(g); i++) {
+        const rlvr_gguf_value *v = rlvr_gguf_kv_value(g, i);
+        if (rlvr_gguf_value_type(v) != RLVR_GGUF_ARRAY || !rlvr_gguf_array_len(v)) continue;
+        fprintf(f, "%s\"%s\": ", sep, rlvr_gguf_kv_key(g, i));
+        conversions(f, g, NULL, v);
+        sep = ", ";
+    }
+    /* an absent key and an index past the end are errors, not values */
+    const rlvr_gguf_value *some = rlvr_gguf_kv_count(g) ? rlvr_gguf_kv_value(g, 0) : NULL;
+    uint32_t dummy;
+    int absent = rlvr_gguf_get_u32(g, "no.such.key", &dummy);
+    fprintf(f, "}, \"absent\": [%d, \"%s\"], \"find_absent\": %d", absent, rlvr_error_name(absent),
+            rlvr_gguf_find(g, "no.such.key") == NULL && rlvr_gguf_tensor_find(g, "no.such.tensor") == NULL);
+    for (size_t i = 0; some && i < rlvr_gguf_kv_count(g); i++) {
+        const rlvr_gguf_value *v = rlvr_gguf_kv_value(g, i);
+        if (rlvr_gguf_value_type(v) == RLVR_GGUF_ARRAY) {
+            uint64_t x;
+            fprintf(f, ", \"past_end\": %d", rlvr_gguf_array_u64(v, rlvr_gguf_array_len(v), &x));
+            break;
+        }
+    }
+    fprintf(f, ", \"tensors\": [");
     for (size_t i = 0; i < rlvr_gguf_tensor_count(g); i++) {
         const rlvr_gguf_tensor *t = rlvr_gguf_tensor_at(g, i);
         if (rlvr_gguf_tensor_find(g, t->name) != t) {
