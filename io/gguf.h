@@ -80,7 +80,8 @@ const rlvr_gguf_value *rlvr_gguf_kv_value(const rlvr_gguf *g, size_t i);
 const rlvr_gguf_value *rlvr_gguf_find(const rlvr_gguf *g, const char *key);
 
 rlvr_gguf_vtype rlvr_gguf_value_type(const rlvr_gguf_value *v);
-/* Arrays: element type and count (0 for other values). */
+/* Arrays: element type and count. For other values the count is 0 and the
+ * element type means nothing. */
 rlvr_gguf_vtype rlvr_gguf_array_type(const rlvr_gguf_value *v);
 uint64_t rlvr_gguf_array_len(const rlvr_gguf_value *v);
 

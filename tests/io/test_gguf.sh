@@ -6,6 +6,10 @@ if [ ! -x "$venv/bin/python" ]; then
   echo "FAIL: no Python reference venv at $venv: run scripts/pyref.sh" >&2
   exit 1
 fi
+if ! "$venv/bin/python" -c "import gguf" 2>/dev/null; then
+  echo "FAIL: the venv at $venv has no gguf-py: run scripts/pyref.sh" >&2
+  exit 1
+fi
 rm -rf "$work" && mkdir -p "$work"
 "$venv/bin/python" "$checker" "$dump" "$work"
 rm -rf "$work"
