@@ -13,7 +13,7 @@ packages=(
   util-linux iproute2
   slurm-wlm munge
   chromium
-  python3-torch python3-h5py python3-numpy
+  python3-torch python3-h5py python3-numpy python3-venv
 )
 
 missing=()

@@ -18,7 +18,7 @@ if [ ! -x "$venv/bin/python" ]; then
   echo "pyref: creating $venv"
   mkdir -p "$(dirname "$venv")"
   if ! /usr/bin/python3 -m venv --system-site-packages "$venv"; then
-    echo "pyref: could not create the venv; on Debian install python3-venv (apt-get install python3-venv)" >&2
+    echo "pyref: could not create the venv; scripts/deps.sh installs python3-venv" >&2
     exit 1
   fi
 fi
