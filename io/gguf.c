@@ -9,6 +9,7 @@
 #include "io/gguf.h"
 
 #include "core/error.h"
+#include "io/fp16.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -128,29 +129,6 @@ static uint32_t ld32(const unsigned char *p)
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 static uint64_t ld64(const unsigned char *p) { return ld32(p) | (uint64_t)ld32(p + 4) << 32; }
-
-static float f32_from_bits(uint32_t b)
-{
-    float f;
-    memcpy(&f, &b, sizeof f);
-    return f;
-}
-
-/* IEEE half to single, exact (every half is a float); NaN payloads move up
- * by 13 bits unchanged, as numpy's conversion does. */
-static float half_to_f32(uint16_t h)
-{
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-    uint32_t exp = (h >> 10) & 0x1fu;
-    uint32_t mant = h & 0x3ffu;
-    if (exp == 0x1f) return f32_from_bits(sign | 0x7f800000u | mant << 13);
-    if (exp == 0) {
-        /* zero or subnormal: mant * 2^-24 is exact in float */
-        float v = (float)mant * 5.9604644775390625e-8f;
-        return sign ? -v : v;
-    }
-    return f32_from_bits(sign | (exp + 112u) << 23 | mant << 13);
-}
 
 /* ---- parsing ---------------------------------------------------------- */
 
@@ -619,7 +597,7 @@ static int sc_i64(const scalar *s, int64_t *out, int max_bits, const char *want)
 static int sc_f64(const scalar *s, double *out, int f32_only, const char *want)
 {
     if (s->type == RLVR_GGUF_F32) {
-        *out = f32_from_bits(ld32(s->p));
+        *out = rlvr_f32_from_bits(ld32(s->p));
         return 0;
     }
     if (s->type == RLVR_GGUF_F64 && !f32_only) {
@@ -804,13 +782,13 @@ const void *rlvr_gguf_tensor_data(const rlvr_gguf *g, const rlvr_gguf_tensor *t)
 
 static void deq_q8_0(const unsigned char *b, float *y)
 {
-    float d = half_to_f32(ld16(b));
+    float d = rlvr_half_to_f32(ld16(b));
     for (int i = 0; i < 32; i++) y[i] = (float)(int8_t)b[2 + i] * d;
 }
 
 static void deq_q4_0(const unsigned char *b, float *y)
 {
-    float d = half_to_f32(ld16(b));
+    float d = rlvr_half_to_f32(ld16(b));
     const unsigned char *qs = b + 2;
     for (int i = 0; i < 32; i++) {
         int q = ((qs[i % 16] >> (4 * (i / 16))) & 0x0f) - 8;
@@ -820,8 +798,8 @@ static void deq_q4_0(const unsigned char *b, float *y)
 
 static void deq_q4_1(const unsigned char *b, float *y)
 {
-    float d = half_to_f32(ld16(b));
-    float m = half_to_f32(ld16(b + 2));
+    float d = rlvr_half_to_f32(ld16(b));
+    float m = rlvr_half_to_f32(ld16(b + 2));
     const unsigned char *qs = b + 4;
     for (int i = 0; i < 32; i++) {
         float q = (float)((qs[i % 16] >> (4 * (i / 16))) & 0x0f);
@@ -843,8 +821,8 @@ static void k_scale_min(const unsigned char *s, uint8_t sc[8], uint8_t mn[8])
 /* Q4_K block (144 bytes): d f16, dmin f16, scales[12], qs[128]. */
 static void deq_q4_k(const unsigned char *b, float *y)
 {
-    float d = half_to_f32(ld16(b));
-    float dmin = half_to_f32(ld16(b + 2));
+    float d = rlvr_half_to_f32(ld16(b));
+    float dmin = rlvr_half_to_f32(ld16(b + 2));
     uint8_t sc[8], mn[8];
     k_scale_min(b + 4, sc, mn);
     const unsigned char *qs = b + 16;
@@ -861,8 +839,8 @@ static void deq_q4_k(const unsigned char *b, float *y)
 /* Q5_K block (176 bytes): d, dmin, scales[12], qh[32], qs[128]. */
 static void deq_q5_k(const unsigned char *b, float *y)
 {
-    float d = half_to_f32(ld16(b));
-    float dmin = half_to_f32(ld16(b + 2));
+    float d = rlvr_half_to_f32(ld16(b));
+    float dmin = rlvr_half_to_f32(ld16(b + 2));
     uint8_t sc[8], mn[8];
     k_scale_min(b + 4, sc, mn);
     const unsigned char *qh = b + 16, *qs = b + 48;
@@ -881,7 +859,7 @@ static void deq_q5_k(const unsigned char *b, float *y)
 static void deq_q6_k(const unsigned char *b, float *y)
 {
     const unsigned char *ql = b, *qh = b + 128, *sc = b + 192;
-    float d = half_to_f32(ld16(b + 208));
+    float d = rlvr_half_to_f32(ld16(b + 208));
     for (int i = 0; i < 256; i++) {
         int h = i / 128, r = i % 128;
         int lo = (ql[h * 64 + r % 64] >> (4 * (r / 64))) & 0x0f;
@@ -898,13 +876,13 @@ int rlvr_gguf_tensor_f32(const rlvr_gguf *g, const rlvr_gguf_tensor *t, float *o
     void (*block)(const unsigned char *, float *) = NULL;
     switch (t->type) {
     case RLVR_GGML_F32:
-        for (uint64_t i = 0; i < n; i++) out[i] = f32_from_bits(ld32(src + 4 * i));
+        for (uint64_t i = 0; i < n; i++) out[i] = rlvr_f32_from_bits(ld32(src + 4 * i));
         return 0;
     case RLVR_GGML_F16:
-        for (uint64_t i = 0; i < n; i++) out[i] = half_to_f32(ld16(src + 2 * i));
+        for (uint64_t i = 0; i < n; i++) out[i] = rlvr_half_to_f32(ld16(src + 2 * i));
         return 0;
     case RLVR_GGML_BF16:
-        for (uint64_t i = 0; i < n; i++) out[i] = f32_from_bits((uint32_t)ld16(src + 2 * i) << 16);
+        for (uint64_t i = 0; i < n; i++) out[i] = rlvr_bf16_to_f32(ld16(src + 2 * i));
         return 0;
     case RLVR_GGML_Q8_0: block = deq_q8_0; break;
     case RLVR_GGML_Q4_0: block = deq_q4_0; break;
