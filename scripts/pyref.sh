@@ -1,18 +1,14 @@
 #!/usr/bin/env bash
 # The Python reference readers the tests compare against, kept outside the
 # repository: a venv at ${RLVR_PYREF:-/var/cache/rlvr/pyref} that sees
-# Debian's numpy (--system-site-packages) and adds gguf-py from PyPI, pinned
-# so the dequantised values the GGUF test checks cannot drift.
-# Idempotent: does nothing when the venv already has the pinned version.
+# Debian's numpy (--system-site-packages) and adds, from PyPI, gguf-py and
+# the safetensors library, pinned so the values the GGUF and safetensors
+# tests check cannot drift.
+# Idempotent: installs only the pinned packages the venv lacks (or holds at
+# another version); does nothing when all are present.
 set -euo pipefail
 venv=${RLVR_PYREF:-/var/cache/rlvr/pyref}
-gguf_version=0.19.0
-
-if [ -x "$venv/bin/python" ] &&
-   "$venv/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('gguf') != '$gguf_version')" 2>/dev/null; then
-  echo "pyref: gguf==$gguf_version present in $venv"
-  exit 0
-fi
+pins=(gguf==0.19.0 safetensors==0.4.5)
 
 if [ ! -x "$venv/bin/python" ]; then
   echo "pyref: creating $venv"
@@ -22,5 +18,17 @@ if [ ! -x "$venv/bin/python" ]; then
     exit 1
   fi
 fi
-echo "pyref: installing gguf==$gguf_version into $venv"
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "gguf==$gguf_version"
+
+missing=()
+for pin in "${pins[@]}"; do
+  name=${pin%%==*} version=${pin#*==}
+  if "$venv/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('$name') != '$version')" 2>/dev/null; then
+    echo "pyref: $pin present in $venv"
+  else
+    missing+=("$pin")
+  fi
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "pyref: installing ${missing[*]} into $venv"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${missing[@]}"
+fi
