@@ -426,3 +426,170 @@ int rlvr_safetensors_tensor_f32(const rlvr_safetensors *st, const rlvr_st_tensor
                          "(it converts F32, F16, BF16, F64)", st->path, t->name, rlvr_st_dtype_name(t->dtype));
     }
 }
+
+/* ---- sharded checkpoints --------------------------------------------- */
+
+struct rlvr_st_index {
+    char *path;
+    size_t n;
+    char **names;    /* [n], strcmp order */
+    char **shard_of; /* [n], each one of shards[] */
+    size_t n_shards;
+    char **shards;   /* [n_shards], distinct, strcmp order */
+};
+
+static int cmp_pair(const void *a, const void *b)
+{
+    return strcmp(((char *const *)a)[0], ((char *const *)b)[0]);
+}
+
+static int index_parse(rlvr_st_index *ix, const json_t *root)
+{
+    const char *p = ix->path;
+    int rc = 0;
+    char **pairs = NULL; /* [2n]: name, shard file name (borrowed from root) */
+    char *dir = NULL;
+    if (!json_is_object(root)) return RLVR_FAIL(RLVR_EFORMAT, "%s: not a JSON object", p);
+    const json_t *wm = json_object_get(root, "weight_map");
+    if (!json_is_object(wm)) return RLVR_FAIL(RLVR_EFORMAT, "%s: \"weight_map\" missing or not an object", p);
+    size_t n = json_object_size(wm);
+    const char *slash = strrchr(p, '/');
+    size_t dlen = slash ? (size_t)(slash - p) + 1 : 0;
+    dir = strndup(p, dlen);
+    pairs = calloc(2 * (n ? n : 1), sizeof *pairs);
+    ix->names = calloc(n ? n : 1, sizeof *ix->names);
+    ix->shard_of = calloc(n ? n : 1, sizeof *ix->shard_of);
+    ix->shards = calloc(n ? n : 1, sizeof *ix->shards);
+    if (!dir || !pairs || !ix->names || !ix->shard_of || !ix->shards) {
+        rc = RLVR_FAIL(RLVR_ENOMEM, "%s: out of memory for %zu entries", p, n);
+        goto cleanup;
+    }
+    const char *key;
+    json_t *v;
+    size_t k = 0;
+    json_object_foreach((json_t *)wm, key, v) {
+        if (!json_is_string(v)) {
+            rc = RLVR_FAIL(RLVR_EFORMAT, "%s: weight_map entry '%s' is not a string", p, key);
+            goto cleanup;
+        }
+        const char *f = json_string_value(v);
+        if (!*f || strchr(f, '/') || strcmp(f, ".") == 0 || strcmp(f, "..") == 0) {
+            rc = RLVR_FAIL(RLVR_EFORMAT, "%s: weight_map entry '%s' names shard \"%s\", which is not a plain file "
+                           "name in the index's directory", p, key, f);
+            goto cleanup;
+        }
+        pairs[2 * k] = (char *)key;
+        pairs[2 * k + 1] = (char *)f;
+        k++;
+    }
+    if (n) qsort(pairs, n, 2 * sizeof *pairs, cmp_pair);
+    for (size_t i = 0; i < n; i++) {
+        ix->names[i] = strdup(pairs[2 * i]);
+        ix->n = i + 1;
+        if (!ix->names[i]) {
+            rc = RLVR_FAIL(RLVR_ENOMEM, "%s: out of memory", p);
+            goto cleanup;
+        }
+    }
+    /* distinct shard file names, sorted, then joined to the directory */
+    for (size_t i = 0; i < n; i++) ix->shards[i] = pairs[2 * i + 1];
+    if (n) qsort(ix->shards, n, sizeof *ix->shards, cmp_str);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (m == 0 || strcmp(ix->shards[m - 1], ix->shards[i]) != 0) ix->shards[m++] = ix->shards[i];
+    for (size_t i = 0; i < m; i++) {
+        const char *f = ix->shards[i];
+        char *full = malloc(dlen + strlen(f) + 1);
+        if (!full) {
+            for (size_t j = i; j < m; j++) ix->shards[j] = NULL;
+            ix->n_shards = i;
+            rc = RLVR_FAIL(RLVR_ENOMEM, "%s: out of memory", p);
+            goto cleanup;
+        }
+        memcpy(full, dir, dlen);
+        strcpy(full + dlen, f);
+        ix->shards[i] = full;
+        ix->n_shards = i + 1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *f = pairs[2 * i + 1];
+        size_t lo = 0, hi = m;
+        while (lo < hi) { /* shards[] are dir + name: compare past dir */
+            size_t mid = (lo + hi) / 2;
+            int c = strcmp(ix->shards[mid] + dlen, f);
+            if (c == 0) { lo = mid; break; }
+            if (c < 0) lo = mid + 1;
+            else hi = mid;
+        }
+        ix->shard_of[i] = ix->shards[lo];
+    }
+cleanup:
+    free(pairs);
+    free(dir);
+    return rc;
+}
+
+int rlvr_st_index_open(rlvr_st_index **out, const char *path)
+{
+    rlvr_st_index *ix = NULL;
+    json_t *root = NULL;
+    json_error_t jerr;
+    int rc = 0;
+    ix = calloc(1, sizeof *ix);
+    if (!ix) return RLVR_FAIL(RLVR_ENOMEM, "out of memory opening %s", path);
+    ix->path = strdup(path);
+    if (!ix->path) {
+        rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory opening %s", path);
+        goto cleanup;
+    }
+    root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    if (!root) {
+        rc = RLVR_FAIL(jerr.line < 0 ? RLVR_EIO : RLVR_EFORMAT, "%s: cannot read the index: %s (line %d, column %d)",
+                       path, jerr.text, jerr.line, jerr.column);
+        goto cleanup;
+    }
+    rc = index_parse(ix, root);
+    if (rc < 0) goto cleanup;
+    *out = ix;
+    ix = NULL;
+cleanup:
+    json_decref(root);
+    rlvr_st_index_free(ix);
+    return rc;
+}
+
+void rlvr_st_index_free(rlvr_st_index *ix)
+{
+    if (!ix) return;
+    for (size_t i = 0; i < ix->n; i++) free(ix->names[i]);
+    for (size_t i = 0; i < ix->n_shards; i++) free(ix->shards[i]);
+    free(ix->names);
+    free(ix->shard_of);
+    free(ix->shards);
+    free(ix->path);
+    free(ix);
+}
+
+size_t rlvr_st_index_count(const rlvr_st_index *ix) { return ix->n; }
+
+int rlvr_st_index_at(const rlvr_st_index *ix, size_t i, const char **name, const char **shard)
+{
+    if (i >= ix->n) return RLVR_FAIL(RLVR_EINVAL, "%s: index entry %zu of %zu", ix->path, i, ix->n);
+    *name = ix->names[i];
+    *shard = ix->shard_of[i];
+    return 0;
+}
+
+const char *rlvr_st_index_find(const rlvr_st_index *ix, const char *name)
+{
+    if (!ix->n) return NULL;
+    char *const *k = bsearch(&name, ix->names, ix->n, sizeof *ix->names, cmp_str);
+    return k ? ix->shard_of[k - ix->names] : NULL;
+}
+
+size_t rlvr_st_index_shard_count(const rlvr_st_index *ix) { return ix->n_shards; }
+
+const char *rlvr_st_index_shard(const rlvr_st_index *ix, size_t i)
+{
+    return i < ix->n_shards ? ix->shards[i] : NULL;
+}

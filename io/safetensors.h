@@ -75,4 +75,23 @@ const char *rlvr_safetensors_metadata_find(const rlvr_safetensors *st, const cha
  * to nearest even. Other dtypes give RLVR_EUNSUPPORTED naming the dtype. */
 int rlvr_safetensors_tensor_f32(const rlvr_safetensors *st, const rlvr_st_tensor *t, float *out);
 
+/* ---- sharded checkpoints --------------------------------------------- */
+
+/* model.safetensors.index.json: {"metadata": {...}, "weight_map": {tensor
+ * name: shard file name}}. Shard names are plain file names in the index's
+ * directory (no '/', not "." or ".."); the reader gives them joined to that
+ * directory. It does not open the shards. */
+typedef struct rlvr_st_index rlvr_st_index;
+
+int rlvr_st_index_open(rlvr_st_index **out, const char *path);
+void rlvr_st_index_free(rlvr_st_index *ix);
+/* Tensor entries, in strcmp order of name: name and its shard's path. */
+size_t rlvr_st_index_count(const rlvr_st_index *ix);
+int rlvr_st_index_at(const rlvr_st_index *ix, size_t i, const char **name, const char **shard);
+/* The path of the shard holding `name`, or NULL. */
+const char *rlvr_st_index_find(const rlvr_st_index *ix, const char *name);
+/* The distinct shard paths, in strcmp order. */
+size_t rlvr_st_index_shard_count(const rlvr_st_index *ix);
+const char *rlvr_st_index_shard(const rlvr_st_index *ix, size_t i);
+
 #endif

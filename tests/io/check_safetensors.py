@@ -251,8 +251,64 @@ r = run_dump(path, os.path.join(work, "good.out"))
 if r.returncode != 0:
     fail(f"good base file refused: {r.stderr.strip()}")
 
+# ---- a sharded checkpoint: model.safetensors.index.json -------------------
+
+shard_dir = os.path.join(work, "sharded")
+os.makedirs(shard_dir)
+names = sorted(numpy_tensors)
+weight_map = {}
+for s, part in enumerate((names[::2], names[1::2])):
+    fname = f"model-{s + 1:05d}-of-00002.safetensors"
+    save_file({k: numpy_tensors[k] for k in part}, os.path.join(shard_dir, fname))
+    weight_map.update({k: fname for k in part})
+index = os.path.join(shard_dir, "model.safetensors.index.json")
+with open(index, "w") as f:
+    json.dump({"metadata": {"total_size": sum(v.nbytes for v in numpy_tensors.values())},
+               "weight_map": weight_map}, f, indent=2)
+out = os.path.join(work, "index.out")
+os.makedirs(out)
+r = subprocess.run([dump, "--index", index, out], capture_output=True, text=True)
+if r.returncode != 0:
+    fail(f"index: safetensors_dump --index exited {r.returncode}: {r.stderr.strip()}")
+else:
+    got = json.load(open(os.path.join(out, "index.json")))
+    entries = [(unhex(n), unhex(p)) for n, p in got["entries"]]
+    want = [(k, os.path.join(shard_dir, weight_map[k])) for k in sorted(weight_map)]
+    if entries != want:
+        fail(f"index: entries {entries} != {want}")
+    shards = [unhex(p) for p in got["shards"]]
+    if shards != sorted({p for _, p in want}):
+        fail(f"index: shards {shards}")
+    if not got["absent"]:
+        fail("index: an absent name was found")
+    for n, p in entries:  # every shard named opens and holds its tensor
+        with safe_open(p, framework="numpy") as lib:
+            if n not in lib.keys():
+                fail(f"index: {n} is not in {p}")
+
+bad_index = [
+    ("not_json", b'{"weight_map": {', "cannot read the index"),
+    ("no_weight_map", b'{"metadata": {}}', '"weight_map" missing'),
+    ("not_string", b'{"weight_map": {"a": 3}}', "is not a string"),
+    ("path_in_name", b'{"weight_map": {"a": "../x.safetensors"}}', "not a plain file name"),
+    ("dot_dot", b'{"weight_map": {"a": ".."}}', "not a plain file name"),
+    ("duplicate", b'{"weight_map": {"a": "x", "a": "y"}}', "duplicate object key"),
+]
+for name, content, want in bad_index:
+    path = os.path.join(work, f"bad_index_{name}.json")
+    with open(path, "wb") as f:
+        f.write(content)
+    out = os.path.join(work, f"bad_index_{name}.out")
+    os.makedirs(out)
+    r = subprocess.run([dump, "--index", path, out], capture_output=True, text=True)
+    if r.returncode != 1:
+        fail(f"corrupt index {name}: exit {r.returncode}, expected 1 (stderr: {r.stderr.strip()})")
+    elif path not in r.stderr or want not in r.stderr:
+        fail(f"corrupt index {name}: message does not name the file and '{want}': {r.stderr.strip()}")
+
 if failures:
     print(f"{len(failures)} failure(s)")
     sys.exit(1)
 print(f"safetensors {safetensors.__version__}: {len(numpy_tensors) + len(raw_tensors)} tensors read back, "
-      f"every float dtype bit-identical to numpy; {len(cases)} corrupt files refused")
+      f"every float dtype bit-identical to numpy; {len(cases)} corrupt files refused; a 2-shard index "
+      f"read back, {len(bad_index)} corrupt indexes refused")

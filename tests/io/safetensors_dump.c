@@ -8,8 +8,11 @@
  *                      converted, else the library's message.
  *   OUTDIR/<i>.f32     tensor i converted, raw little-endian float32
  *   OUTDIR/<i>.raw     tensor i's bytes as the file holds them
- * Usage: safetensors_dump FILE OUTDIR. Exit 1 with the library's message on
- * error. */
+ * With --index, FILE is a model.safetensors.index.json and it writes
+ *   OUTDIR/index.json  {"entries": [[name, shard path]...], "shards": [...],
+ *                      "absent": true when an absent name is not found}
+ * Usage: safetensors_dump [--index] FILE OUTDIR. Exit 1 with the library's
+ * message on error. */
 #include "io/safetensors.h"
 
 #include "core/error.h"
@@ -104,13 +107,53 @@ cleanup:
     return rc;
 }
 
+static int dump_index(const char *file, const char *dir)
+{
+    rlvr_st_index *ix = NULL;
+    FILE *f = NULL;
+    int rc = rlvr_st_index_open(&ix, file);
+    if (rc < 0) goto cleanup;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/index.json", dir);
+    f = fopen(path, "w");
+    if (!f) {
+        rc = RLVR_FAIL(RLVR_EIO, "cannot write %s", path);
+        goto cleanup;
+    }
+    fprintf(f, "{\"entries\": [");
+    for (size_t i = 0; i < rlvr_st_index_count(ix); i++) {
+        const char *name, *shard;
+        if ((rc = rlvr_st_index_at(ix, i, &name, &shard)) < 0) goto cleanup;
+        if (rlvr_st_index_find(ix, name) != shard) {
+            rc = RLVR_FAIL(RLVR_EINVAL, "rlvr_st_index_find does not find entry %zu", i);
+            goto cleanup;
+        }
+        fprintf(f, "%s[", i ? ", " : "");
+        hex(f, name);
+        fputc(',', f);
+        hex(f, shard);
+        fputc(']', f);
+    }
+    fprintf(f, "], \"shards\": [");
+    for (size_t i = 0; i < rlvr_st_index_shard_count(ix); i++) {
+        if (i) fputc(',', f);
+        hex(f, rlvr_st_index_shard(ix, i));
+    }
+    fprintf(f, "], \"absent\": %s}\n", rlvr_st_index_find(ix, "no such tensor") ? "false" : "true");
+cleanup:
+    if (f && fclose(f) != 0 && rc == 0) rc = RLVR_FAIL(RLVR_EIO, "cannot write %s/index.json", dir);
+    rlvr_st_index_free(ix);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: safetensors_dump FILE OUTDIR\n");
+    int index = argc == 4 && strcmp(argv[1], "--index") == 0;
+    if (argc != 3 && !index) {
+        fprintf(stderr, "usage: safetensors_dump [--index] FILE OUTDIR\n");
         return 2;
     }
-    if (dump(argv[1], argv[2]) < 0) {
+    if ((index ? dump_index(argv[2], argv[3]) : dump(argv[1], argv[2])) < 0) {
         fprintf(stderr, "safetensors_dump: %s\n", rlvr_error_last());
         return 1;
     }
