@@ -10,15 +10,11 @@
 
 #include "core/error.h"
 #include "io/fp16.h"
+#include "io/mapped.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #define GGUF_DEFAULT_ALIGNMENT 32u
 /* Arrays of arrays nest; a malicious file could nest deeply enough to
@@ -462,9 +458,8 @@ static int parse(rlvr_gguf *g)
 int rlvr_gguf_open(rlvr_gguf **out, const char *path)
 {
     rlvr_gguf *g = NULL;
-    int fd = -1;
+    rlvr_mapped_file file = {0};
     int rc = 0;
-    struct stat st;
     g = calloc(1, sizeof *g);
     if (!g) return RLVR_FAIL(RLVR_ENOMEM, "out of memory opening %s", path);
     g->path = strdup(path);
@@ -472,37 +467,19 @@ int rlvr_gguf_open(rlvr_gguf **out, const char *path)
         rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory opening %s", path);
         goto cleanup;
     }
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        rc = RLVR_FAIL(RLVR_EIO, "cannot open %s: %s", path, strerror(errno));
-        goto cleanup;
-    }
-    if (fstat(fd, &st) < 0) {
-        rc = RLVR_FAIL(RLVR_EIO, "cannot stat %s: %s", path, strerror(errno));
-        goto cleanup;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        rc = RLVR_FAIL(RLVR_EINVAL, "%s: not a regular file", path);
-        goto cleanup;
-    }
-    g->size = (uint64_t)st.st_size;
+    if ((rc = rlvr_mapped_file_open(&file, path)) < 0) goto cleanup;
+    g->map = file.data;
+    g->size = file.size;
     if (g->size < 24) {
         rc = RLVR_FAIL(RLVR_EFORMAT, "%s: %" PRIu64 " bytes is too short for a GGUF header (24 bytes)",
                        path, g->size);
         goto cleanup;
     }
-    void *m = mmap(NULL, g->size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (m == MAP_FAILED) {
-        rc = RLVR_FAIL(RLVR_EIO, "cannot mmap %s: %s", path, strerror(errno));
-        goto cleanup;
-    }
-    g->map = m;
     rc = parse(g);
     if (rc < 0) goto cleanup;
     *out = g;
     g = NULL;
 cleanup:
-    if (fd >= 0) close(fd);
     rlvr_gguf_free(g);
     return rc;
 }
@@ -520,7 +497,7 @@ void rlvr_gguf_free(rlvr_gguf *g)
     free(g->tensors);
     free(g->key_sorted);
     free(g->tensor_sorted);
-    if (g->map) munmap(g->map, g->size);
+    rlvr_mapped_file_close(&(rlvr_mapped_file){g->map, g->size});
     free(g->path);
     free(g);
 }

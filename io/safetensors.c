@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "io/fp16.h"
+#include "io/mapped.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -297,9 +298,8 @@ cleanup:
 int rlvr_safetensors_open(rlvr_safetensors **out, const char *path)
 {
     rlvr_safetensors *st = NULL;
-    int fd = -1;
+    rlvr_mapped_file file = {0};
     int rc = 0;
-    struct stat sb;
     st = calloc(1, sizeof *st);
     if (!st) return RLVR_FAIL(RLVR_ENOMEM, "out of memory opening %s", path);
     st->path = strdup(path);
@@ -307,34 +307,14 @@ int rlvr_safetensors_open(rlvr_safetensors **out, const char *path)
         rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory opening %s", path);
         goto cleanup;
     }
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        rc = RLVR_FAIL(RLVR_EIO, "cannot open %s: %s", path, strerror(errno));
-        goto cleanup;
-    }
-    if (fstat(fd, &sb) < 0) {
-        rc = RLVR_FAIL(RLVR_EIO, "cannot stat %s: %s", path, strerror(errno));
-        goto cleanup;
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        rc = RLVR_FAIL(RLVR_EINVAL, "%s: not a regular file", path);
-        goto cleanup;
-    }
-    st->size = (uint64_t)sb.st_size;
-    if (st->size > 0) {
-        void *m = mmap(NULL, st->size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (m == MAP_FAILED) {
-            rc = RLVR_FAIL(RLVR_EIO, "cannot mmap %s: %s", path, strerror(errno));
-            goto cleanup;
-        }
-        st->map = m;
-    }
+    if ((rc = rlvr_mapped_file_open(&file, path)) < 0) goto cleanup;
+    st->map = file.data;
+    st->size = file.size;
     rc = parse(st);
     if (rc < 0) goto cleanup;
     *out = st;
     st = NULL;
 cleanup:
-    if (fd >= 0) close(fd);
     rlvr_safetensors_free(st);
     return rc;
 }
@@ -353,7 +333,7 @@ void rlvr_safetensors_free(rlvr_safetensors *st)
     }
     free(st->meta_keys);
     free(st->meta_values);
-    if (st->map) munmap(st->map, st->size);
+    rlvr_mapped_file_close(&(rlvr_mapped_file){st->map, st->size});
     free(st->path);
     free(st);
 }
