@@ -27,6 +27,7 @@ static int tensor_shape(const rlvr_model_config *c, const char *name, int *rank,
         {"embed", 2, "VC"},   {"attn_norm", 2, "LC"}, {"wq", 3, "LCC"},     {"wk", 3, "LKC"},
         {"wv", 3, "LKC"},     {"wo", 3, "LCC"},       {"mlp_norm", 2, "LC"}, {"w_gate", 3, "LFC"},
         {"w_up", 3, "LFC"},   {"w_down", 3, "LCF"},   {"final_norm", 1, "C"}, {"lm_head", 2, "VC"},
+        {"bq", 2, "LC"},      {"bk", 2, "LK"},        {"bv", 2, "LK"},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         if (strcmp(shapes[i].name, name) != 0) continue;

@@ -143,9 +143,11 @@ struct rlvr_model {
 
 static const char *const tensor_names[RLVR_PARAM_TENSORS] = {
     "embed", "attn_norm", "wq", "wk", "wv", "wo", "mlp_norm", "w_gate", "w_up", "w_down", "final_norm", "lm_head",
+    "bq", "bk", "bv",
 };
 
-enum { T_EMBED, T_ATTN_NORM, T_WQ, T_WK, T_WV, T_WO, T_MLP_NORM, T_W_GATE, T_W_UP, T_W_DOWN, T_FINAL_NORM, T_LM_HEAD };
+enum { T_EMBED, T_ATTN_NORM, T_WQ, T_WK, T_WV, T_WO, T_MLP_NORM, T_W_GATE, T_W_UP, T_W_DOWN, T_FINAL_NORM, T_LM_HEAD,
+       T_BQ, T_BK, T_BV };
 
 static void fill_tensor_sizes(size_t sizes[RLVR_PARAM_TENSORS], const rlvr_model_config *c) {
     size_t V = c->vocab, C = c->d_model, L = c->n_layers, F = c->d_ff;
@@ -162,12 +164,16 @@ static void fill_tensor_sizes(size_t sizes[RLVR_PARAM_TENSORS], const rlvr_model
     sizes[T_W_DOWN] = L * C * F;
     sizes[T_FINAL_NORM] = C;
     sizes[T_LM_HEAD] = c->tie_embeddings ? 0 : V * C;
+    sizes[T_BQ] = c->qkv_bias ? L * C : 0;
+    sizes[T_BK] = c->qkv_bias ? L * kv : 0;
+    sizes[T_BV] = c->qkv_bias ? L * kv : 0;
 }
 
 static void point_views(rlvr_param_views *views, float *base, const size_t sizes[RLVR_PARAM_TENSORS], bool tied) {
     float **ptrs[RLVR_PARAM_TENSORS] = {
         &views->embed, &views->attn_norm, &views->wq,     &views->wk,   &views->wv,         &views->wo,
         &views->mlp_norm, &views->w_gate, &views->w_up, &views->w_down, &views->final_norm, &views->lm_head,
+        &views->bq,       &views->bk,     &views->bv,
     };
     for (int i = 0; i < RLVR_PARAM_TENSORS; i++) {
         *ptrs[i] = base;
@@ -194,6 +200,10 @@ int rlvr_model_config_validate(const rlvr_model_config *c) {
     if (c->max_seq < 1) return RLVR_FAIL(RLVR_EINVAL, "model: max_seq = %d, needs at least 1", c->max_seq);
     if (!(c->rope_theta > 1.0f) || !isfinite(c->rope_theta))
         return RLVR_FAIL(RLVR_EINVAL, "model: rope_theta = %g, must be a finite number > 1", c->rope_theta);
+    if (c->qkv_bias) /* the forward and the sampler do not add them yet */
+        return RLVR_FAIL(RLVR_EINVAL, "model: qkv_bias is not supported by this build");
+    if (c->rope_scaling.kind != RLVR_ROPE_SCALING_NONE)
+        return RLVR_FAIL(RLVR_EINVAL, "model: rope scaling is not supported by this build");
     if (!(c->norm_eps >= 0.0f) || !isfinite(c->norm_eps))
         return RLVR_FAIL(RLVR_EINVAL, "model: norm_eps = %g, must be finite and >= 0", c->norm_eps);
     if (!(c->init_std >= 0.0f) || !isfinite(c->init_std))

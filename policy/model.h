@@ -19,6 +19,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* RoPE frequency scaling. NONE: frequency i of a head is
+ * theta^(-2i/hd). LLAMA3 (Llama 3.1's "rope_type": "llama3"): with
+ * wavelength λ = 2π / f, frequencies with λ < original_max_seq /
+ * high_freq_factor stay, those with λ > original_max_seq / low_freq_factor
+ * are divided by factor, and the ones between are interpolated with
+ * s = (original_max_seq / λ − low_freq_factor) / (high_freq_factor − low_freq_factor):
+ * f' = (1 − s)·f / factor + s·f. */
+typedef enum { RLVR_ROPE_SCALING_NONE = 0, RLVR_ROPE_SCALING_LLAMA3 = 1 } rlvr_rope_scaling_kind;
+
+typedef struct {
+    rlvr_rope_scaling_kind kind;
+    float factor;          /* LLAMA3: e.g. 8 */
+    float low_freq_factor; /* LLAMA3: e.g. 1 */
+    float high_freq_factor;/* LLAMA3: e.g. 4 */
+    int original_max_seq;  /* LLAMA3: the pretraining context, e.g. 8192 */
+} rlvr_rope_scaling;
+
 typedef struct {
     int vocab;          /* V */
     int d_model;        /* C */
@@ -28,8 +45,10 @@ typedef struct {
     int d_ff;           /* F, SwiGLU hidden width */
     int max_seq;        /* longest sequence (positions 0..max_seq-1) */
     float rope_theta;   /* RoPE base, e.g. 10000 */
+    rlvr_rope_scaling rope_scaling; /* zero = none */
     float norm_eps;     /* RMSNorm epsilon */
     bool tie_embeddings;/* LM head shares the embedding matrix */
+    bool qkv_bias;      /* q, k and v projections add a bias (Qwen2) */
     uint64_t init_seed; /* weight initialisation seed (Philox, purpose INIT) */
     float init_std;     /* std of the normal init of matrices (0 = 0.02) */
 } rlvr_model_config;
@@ -50,9 +69,14 @@ typedef struct {
     float *w_down;     /* (L, C, F) */
     float *final_norm; /* (C) */
     float *lm_head;    /* (V, C); == embed when tie_embeddings */
+    float *bq;         /* (L, C)      only with qkv_bias (0 elements otherwise) */
+    float *bk;         /* (L, kv_dim) only with qkv_bias */
+    float *bv;         /* (L, kv_dim) only with qkv_bias */
 } rlvr_param_views;
 
-#define RLVR_PARAM_TENSORS 12
+/* The biases come last so that a model without them has the flat layout
+ * of the first twelve tensors alone. */
+#define RLVR_PARAM_TENSORS 15
 
 /* A packed batch: n_seqs sequences laid end to end, no padding.
  * Sequence s occupies tokens[offsets[s] .. offsets[s+1]). */
