@@ -9,7 +9,7 @@ packages=(
   libopenblas-dev libopenblas-openmp-dev libinih-dev libjansson-dev librandom123-dev
   libopenmpi-dev openmpi-bin libpmix-dev
   libhdf5-openmpi-dev hdf5-tools libdeflate-dev libisal-dev
-  libgit2-dev libseccomp-dev tcc
+  libgit2-dev libseccomp-dev tcc libpcre2-dev libutf8proc-dev
   util-linux iproute2
   slurm-wlm munge
   chromium

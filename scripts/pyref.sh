@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # The Python reference readers the tests compare against, kept outside the
 # repository: a venv at ${RLVR_PYREF:-/var/cache/rlvr/pyref} that sees
-# Debian's numpy (--system-site-packages) and adds, from PyPI, gguf-py and
-# the safetensors library, pinned so the values the GGUF and safetensors
-# tests check cannot drift.
+# Debian's numpy and torch 1.13 (--system-site-packages) and adds, from
+# PyPI, gguf-py, the safetensors library, HF tokenizers and transformers
+# (4.45.2: the last line that runs on torch 1.13) with jinja2 for chat
+# templates, pinned so the values the reference tests check cannot drift.
 # Idempotent: installs only the pinned packages the venv lacks (or holds at
 # another version); does nothing when all are present.
 set -euo pipefail
 venv=${RLVR_PYREF:-/var/cache/rlvr/pyref}
-pins=(gguf==0.19.0 safetensors==0.4.5)
+pins=(gguf==0.19.0 safetensors==0.4.5 tokenizers==0.20.3 huggingface_hub==0.36.2 jinja2==3.1.4
+      transformers==4.45.2)
 
 if [ ! -x "$venv/bin/python" ]; then
   echo "pyref: creating $venv"
