@@ -344,7 +344,6 @@ static int score_arith(driver *d, env *e) {
     const rlvr_turn *t = &r->turns[r->n_turns - 1];
     rlvr_reply_parts parts;
     rlvr_template_parse_reply(d->tok, r->tokens + t->policy_start, t->policy_end - t->policy_start, &parts);
-    size_t len = 0;
     int32_t vocab = rlvr_tokenizer_vocab_size(d->tok);
     for (int32_t i = t->policy_start; i < t->policy_start + parts.text_end; i++)
         if (r->tokens[i] < 0 || r->tokens[i] >= vocab) { /* ids no text belongs to: not an answer */
@@ -352,10 +351,10 @@ static int score_arith(driver *d, env *e) {
             r->reward.outcome = 0;
             return 0;
         }
-    RLVR_TRY(rlvr_tokenizer_decode(d->tok, r->tokens + t->policy_start, parts.text_end, false, NULL, 0, &len));
-    char *text = malloc(len + 1);
-    if (!text) return RLVR_FAIL(RLVR_ENOMEM, "out of memory scoring an answer");
-    int rc = rlvr_tokenizer_decode(d->tok, r->tokens + t->policy_start, parts.text_end, false, text, len + 1, &len);
+    char *text = NULL;
+    size_t len = 0;
+    int rc = rlvr_template_reply_text(d->tok, r->tokens + t->policy_start, t->policy_end - t->policy_start, &parts,
+                                      false, &text, &len);
     double score = 0;
     if (rc == 0) rc = rlvr_arith_score(&e->job->task->arith, text, len, &score);
     free(text);
@@ -531,8 +530,8 @@ static int end_turn(driver *d, env *e) {
     e->turn = (rlvr_turn){.policy_start = e->turn_start, .policy_end = r->n_tokens, .exit_status = -1};
     const int32_t *ids = r->tokens + e->turn_start;
     int32_t n = r->n_tokens - e->turn_start;
-    int32_t eos = rlvr_tokenizer_special(d->tok, RLVR_SPECIAL_EOS);
-    bool ended_by_eos = n > 0 && ids[n - 1] == eos;
+    int32_t eos = rlvr_template_episode_end(d->tok);
+    bool ended_by_eos = eos >= 0 && n > 0 && ids[n - 1] == eos;
 
     rlvr_turn_kind kind;
     rlvr_tool_call call;

@@ -24,13 +24,9 @@ int rlvr_turn_read_call(rlvr_turn_kind *kind, rlvr_tool_call *call, rlvr_tool_er
         *kind = RLVR_TURN_ANSWER;
         return 0;
     }
-    const int32_t *call_ids = ids + parts.call_start;
-    int32_t call_n = parts.call_end - parts.call_start;
+    char *text = NULL;
     size_t len = 0;
-    RLVR_TRY(rlvr_tokenizer_decode(tok, call_ids, call_n, false, NULL, 0, &len));
-    char *text = malloc(len + 1);
-    if (!text) return RLVR_FAIL(RLVR_ENOMEM, "out of memory reading a tool call");
-    int rc = rlvr_tokenizer_decode(tok, call_ids, call_n, false, text, len + 1, &len);
+    int rc = rlvr_template_reply_text(tok, ids, n, &parts, true, &text, &len);
     if (rc == 0) {
         rc = rlvr_tool_call_parse(call, err, text, len, allowed);
         if (rc == 0) {

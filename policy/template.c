@@ -1,4 +1,4 @@
-#include "policy/template.h"
+#include "policy/template_internal.h"
 
 #include "core/error.h"
 #include "core/record.h"
@@ -11,12 +11,17 @@
 void rlvr_token_buf_free(rlvr_token_buf *b) {
     free(b->ids);
     free(b->mask);
+    free(b->held);
     memset(b, 0, sizeof *b);
 }
 
 void rlvr_token_buf_clear(rlvr_token_buf *b) {
     b->n = 0;
     b->n_policy = 0;
+    b->turns = 0;
+    free(b->held);
+    b->held = NULL;
+    b->held_len = 0;
 }
 
 int rlvr_token_buf_reserve(rlvr_token_buf *b, int32_t extra) {
@@ -59,7 +64,7 @@ static int push_special(rlvr_token_buf *b, const rlvr_tokenizer *t, rlvr_special
 }
 
 /* Encodes text straight into the buffer with one mask. */
-static int push_text(rlvr_token_buf *b, const rlvr_tokenizer *t, const char *text, size_t len, uint8_t mask) {
+int rlvr_template_push_text(rlvr_token_buf *b, const rlvr_tokenizer *t, const char *text, size_t len, uint8_t mask) {
     int32_t n;
     RLVR_TRY(rlvr_tokenizer_encode(t, text, len, NULL, 0, &n));
     RLVR_TRY(rlvr_token_buf_reserve(b, n));
@@ -70,18 +75,28 @@ static int push_text(rlvr_token_buf *b, const rlvr_tokenizer *t, const char *tex
     return 0;
 }
 
+/* The tokenizer's chat family when it is not the native one, else NULL. */
+static const rlvr_chat *family_of(const rlvr_tokenizer *t) {
+    const rlvr_chat *c = rlvr_tokenizer_chat(t);
+    return c->family == RLVR_CHAT_NATIVE ? NULL : c;
+}
+
 int rlvr_template_begin(rlvr_token_buf *b, const rlvr_tokenizer *t) {
+    const rlvr_chat *c = family_of(t);
+    if (c) return rlvr_chat_render_begin(b, c, harness_mask(b));
     return push_special(b, t, RLVR_SPECIAL_BOS, harness_mask(b));
 }
 
 int rlvr_template_assistant_start(rlvr_token_buf *b, const rlvr_tokenizer *t) {
+    const rlvr_chat *c = family_of(t);
+    if (c) return rlvr_chat_render_assistant_start(b, t, c, harness_mask(b));
     return push_special(b, t, RLVR_SPECIAL_ASSISTANT, harness_mask(b));
 }
 
 static int render_tool(rlvr_token_buf *b, const rlvr_tokenizer *t, const char *text, size_t len, uint8_t m) {
     RLVR_TRY(push_special(b, t, RLVR_SPECIAL_TOOL, m));
     RLVR_TRY(push_special(b, t, RLVR_SPECIAL_OBSERVATION_OPEN, m));
-    RLVR_TRY(push_text(b, t, text, len, m));
+    RLVR_TRY(rlvr_template_push_text(b, t, text, len, m));
     RLVR_TRY(push_special(b, t, RLVR_SPECIAL_OBSERVATION_CLOSE, m));
     return push_special(b, t, RLVR_SPECIAL_END_OF_TURN, m);
 }
@@ -89,11 +104,13 @@ static int render_tool(rlvr_token_buf *b, const rlvr_tokenizer *t, const char *t
 int rlvr_template_message(rlvr_token_buf *b, const rlvr_tokenizer *t, rlvr_role role, const char *text,
                           size_t len) {
     uint8_t m = harness_mask(b);
+    const rlvr_chat *c = family_of(t);
+    if (c && role != RLVR_ROLE_ASSISTANT) return rlvr_chat_render_message(b, t, c, role, text, len, m);
     switch (role) {
     case RLVR_ROLE_SYSTEM:
     case RLVR_ROLE_USER:
         RLVR_TRY(push_special(b, t, role == RLVR_ROLE_SYSTEM ? RLVR_SPECIAL_SYSTEM : RLVR_SPECIAL_USER, m));
-        RLVR_TRY(push_text(b, t, text, len, m));
+        RLVR_TRY(rlvr_template_push_text(b, t, text, len, m));
         return push_special(b, t, RLVR_SPECIAL_END_OF_TURN, m);
     case RLVR_ROLE_TOOL:
         return render_tool(b, t, text, len, m);
@@ -105,27 +122,34 @@ int rlvr_template_message(rlvr_token_buf *b, const rlvr_tokenizer *t, rlvr_role 
 }
 
 int rlvr_template_observation(rlvr_token_buf *b, const rlvr_tokenizer *t, const char *text, size_t len) {
+    const rlvr_chat *c = family_of(t);
+    if (c) return rlvr_chat_render_observation(b, t, c, text, len);
     RLVR_TRY(render_tool(b, t, text, len, RLVR_TOKEN_OBSERVATION));
     return push_special(b, t, RLVR_SPECIAL_ASSISTANT, RLVR_TOKEN_OBSERVATION);
 }
 
 int rlvr_template_assistant_reply(rlvr_token_buf *b, const rlvr_tokenizer *t, const char *text, size_t len,
                                   const char *call, size_t call_len) {
+    const rlvr_chat *c = family_of(t);
+    if (c) return rlvr_chat_render_reply(b, t, c, text, len, call, call_len);
     const uint8_t m = RLVR_TOKEN_POLICY;
-    RLVR_TRY(push_text(b, t, text, len, m));
+    RLVR_TRY(rlvr_template_push_text(b, t, text, len, m));
     if (call) {
         RLVR_TRY(push_special(b, t, RLVR_SPECIAL_TOOL_CALL_OPEN, m));
-        RLVR_TRY(push_text(b, t, call, call_len, m));
+        RLVR_TRY(rlvr_template_push_text(b, t, call, call_len, m));
         RLVR_TRY(push_special(b, t, RLVR_SPECIAL_TOOL_CALL_CLOSE, m));
     }
     return push_special(b, t, RLVR_SPECIAL_END_OF_TURN, m);
 }
 
 int rlvr_template_stop_tokens(const rlvr_tokenizer *t, int32_t out[2]) {
-    out[0] = rlvr_tokenizer_special(t, RLVR_SPECIAL_END_OF_TURN);
-    out[1] = rlvr_tokenizer_special(t, RLVR_SPECIAL_EOS);
-    return 2;
+    const rlvr_chat *c = rlvr_tokenizer_chat(t);
+    out[0] = c->turn_end;
+    out[1] = c->episode_end;
+    return c->episode_end >= 0 ? 2 : 1;
 }
+
+int32_t rlvr_template_episode_end(const rlvr_tokenizer *t) { return rlvr_tokenizer_chat(t)->episode_end; }
 
 /* ---- parsing a sampled turn ---- */
 
@@ -134,6 +158,11 @@ static bool is(const rlvr_tokenizer *t, int32_t id, rlvr_special_token s) {
 }
 
 void rlvr_template_parse_reply(const rlvr_tokenizer *t, const int32_t *ids, int32_t n, rlvr_reply_parts *out) {
+    const rlvr_chat *c = family_of(t);
+    if (c) {
+        rlvr_chat_parse_reply(t, c, ids, n, out);
+        return;
+    }
     *out = (rlvr_reply_parts){.text_end = -1, .call_start = -1, .call_end = -1, .end_token = -1};
     int32_t i = 0;
     /* TEXT: up to the first special token */
@@ -152,4 +181,23 @@ void rlvr_template_parse_reply(const rlvr_tokenizer *t, const int32_t *ids, int3
         out->end_token = ids[i++];
     /* anything left (text after the call, a stray marker, tokens after the end) */
     if (i < n) out->malformed = 1;
+}
+
+int rlvr_template_reply_text(const rlvr_tokenizer *t, const int32_t *ids, int32_t n, const rlvr_reply_parts *p,
+                             bool call, char **out, size_t *len) {
+    if (family_of(t)) return rlvr_chat_reply_text(t, ids, n, p, call, out, len);
+    int32_t from = call ? p->call_start : 0, to = call ? p->call_end : p->text_end;
+    if (from < 0 || to < from || to > n) from = to = 0;
+    size_t need = 0;
+    RLVR_TRY(rlvr_tokenizer_decode(t, ids + from, to - from, false, NULL, 0, &need));
+    char *s = malloc(need + 1);
+    if (!s) return RLVR_FAIL(RLVR_ENOMEM, "out of memory reading a reply");
+    int rc = rlvr_tokenizer_decode(t, ids + from, to - from, false, s, need + 1, &need);
+    if (rc != 0) {
+        free(s);
+        return rc;
+    }
+    *out = s;
+    *len = need;
+    return 0;
 }

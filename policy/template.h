@@ -26,6 +26,7 @@
 #ifndef RLVR_POLICY_TEMPLATE_H
 #define RLVR_POLICY_TEMPLATE_H
 
+#include "policy/chat.h"
 #include "policy/tokenizer.h"
 
 #include <stddef.h>
@@ -38,10 +39,13 @@ typedef struct {
     uint8_t *mask;    /* (cap) RLVR_TOKEN_* of each id */
     int32_t n, cap;   /* tokens held, room */
     int32_t n_policy; /* RLVR_TOKEN_POLICY tokens held */
+    int32_t turns;    /* messages rendered (the chat families' first-turn rules) */
+    char *held;       /* mistral: the system text, held until the first user turn opens */
+    size_t held_len;
 } rlvr_token_buf;
 
 void rlvr_token_buf_free(rlvr_token_buf *b);
-/* Forgets the tokens, keeps the memory. */
+/* Forgets the tokens (and the turn count), keeps the memory. */
 void rlvr_token_buf_clear(rlvr_token_buf *b);
 /* Makes room for `extra` more tokens. */
 int rlvr_token_buf_reserve(rlvr_token_buf *b, int32_t extra);
@@ -80,23 +84,41 @@ int rlvr_template_observation(rlvr_token_buf *b, const rlvr_tokenizer *t, const 
 int rlvr_template_assistant_reply(rlvr_token_buf *b, const rlvr_tokenizer *t, const char *text, size_t len,
                                   const char *call, size_t call_len);
 
-/* The ids that end a policy turn: out[0] = <|end_of_turn|>, out[1] = <|eos|>.
- * Returns the count (2). */
+/* The ids that end a policy turn: out[0] = the turn's end (<|end_of_turn|>
+ * natively), out[1] = the episode's end (<|eos|>) where the format has one.
+ * Returns the count (1 or 2). */
 int rlvr_template_stop_tokens(const rlvr_tokenizer *t, int32_t out[2]);
+
+/* The id with which the policy ends the whole episode (<|eos|> natively),
+ * -1 when the format has none (mistral: </s> ends every reply). */
+int32_t rlvr_template_episode_end(const rlvr_tokenizer *t);
 
 /* ---- reading a sampled turn back (ids only, no re-tokenisation) ---- */
 
-/* Where the parts of one policy turn lie, as index ranges into its ids. */
+/* Where the parts of one policy turn lie. Natively the call markers are
+ * tokens and the index ranges are exact. In the chat families the markers
+ * are text ("<tool_call>", "</tool_call>") that may start or end inside a
+ * token: the byte ranges into the decoded turn are exact, the index ranges
+ * name the tokens that hold those bytes. Read the parts' text with
+ * rlvr_template_reply_text. */
 typedef struct {
     int32_t text_end;               /* TEXT is [0, text_end) */
     int32_t call_start, call_end;   /* CALL is [call_start, call_end); both -1 when no call */
     int32_t end_token;              /* the id that ended the turn (<|end_of_turn|>, <|eos|>), -1 if none */
     int malformed;                  /* 1: an unclosed or repeated call marker, or a stray special */
+    size_t text_bytes;              /* families: TEXT is bytes [0, text_bytes) of the decoded turn */
+    size_t call_byte_start, call_byte_end; /* families: CALL's bytes (white space around it dropped) */
 } rlvr_reply_parts;
 
-/* Splits the ids the policy sampled in one turn (everything after
- * <|assistant|>, stop token included when present). Never fails on odd
- * content: the harness decides what a malformed turn means. */
+/* Splits the ids the policy sampled in one turn (everything after the
+ * assistant's opening, stop token included when present). Never fails on
+ * odd content: the harness decides what a malformed turn means. */
 void rlvr_template_parse_reply(const rlvr_tokenizer *t, const int32_t *ids, int32_t n, rlvr_reply_parts *out);
+
+/* The text of the turn's TEXT (call = false) or CALL (call = true) part, as
+ * parsed into `p`: malloc'd, NUL-terminated, *len bytes. RLVR_ENOMEM;
+ * RLVR_EINVAL for an id outside the vocabulary. */
+int rlvr_template_reply_text(const rlvr_tokenizer *t, const int32_t *ids, int32_t n, const rlvr_reply_parts *p,
+                             bool call, char **out, size_t *len);
 
 #endif

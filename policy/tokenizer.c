@@ -23,6 +23,10 @@ struct rlvr_tokenizer {
     uint64_t *pair_key;     /* (pair_cap) open addressing: (left << 32 | right) + 1, 0 = empty */
     int32_t *pair_rank;     /* (pair_cap) the merge index of that pair */
     size_t pair_cap;
+    /* the chat format: native (from special_ids) unless a template family was set */
+    rlvr_chat chat;
+    char *chat_template; /* the Jinja text it was recognised from (NUL-terminated), NULL when none */
+    size_t chat_template_len;
 };
 
 static const char *const special_names[RLVR_SPECIAL_COUNT] = {
@@ -39,6 +43,18 @@ static const char *const special_names[RLVR_SPECIAL_COUNT] = {
     [RLVR_SPECIAL_OBSERVATION_CLOSE] = "<|/observation|>",
 };
 
+static int copy_chat(rlvr_tokenizer *to, const rlvr_tokenizer *from);
+
+/* The native format of policy/template.h, over this tokenizer's special ids. */
+static rlvr_chat native_chat(const rlvr_tokenizer *t) {
+    return (rlvr_chat){.family = RLVR_CHAT_NATIVE,
+                          .begin = t->special_ids[RLVR_SPECIAL_BOS],
+                          .turn_open = -1,
+                          .header_end = -1,
+                          .turn_end = t->special_ids[RLVR_SPECIAL_END_OF_TURN],
+                          .episode_end = t->special_ids[RLVR_SPECIAL_EOS]};
+}
+
 int rlvr_tokenizer_new_byte(rlvr_tokenizer **out) {
     *out = NULL;
     rlvr_tokenizer *t;
@@ -47,6 +63,7 @@ int rlvr_tokenizer_new_byte(rlvr_tokenizer **out) {
     /* specials follow the bytes in enum order */
     for (int i = 0; i < RLVR_SPECIAL_COUNT; i++) t->special_ids[i] = BYTE_TOKENS + i;
     t->vocab_size = BYTE_TOKENS + RLVR_SPECIAL_COUNT;
+    t->chat = native_chat(t);
     *out = t;
     return 0;
 }
@@ -143,12 +160,22 @@ int rlvr_tokenizer_new_bpe(rlvr_tokenizer **out, const int32_t *merges, int32_t 
 }
 
 int rlvr_tokenizer_clone(rlvr_tokenizer **out, const rlvr_tokenizer *t) {
-    return t->kind == RLVR_TOKENIZER_BPE ? rlvr_tokenizer_new_bpe(out, t->merges, t->n_merges)
-                                         : rlvr_tokenizer_new_byte(out);
+    rlvr_tokenizer *c = NULL;
+    RLVR_TRY(t->kind == RLVR_TOKENIZER_BPE ? rlvr_tokenizer_new_bpe(&c, t->merges, t->n_merges)
+                                           : rlvr_tokenizer_new_byte(&c));
+    int rc = copy_chat(c, t);
+    if (rc != 0) {
+        rlvr_tokenizer_free(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
 }
 
 void rlvr_tokenizer_free(rlvr_tokenizer *t) {
     if (!t) return;
+    rlvr_chat_free(&t->chat);
+    free(t->chat_template);
     free(t->merges), free(t->text_off), free(t->text_len), free(t->text), free(t->pair_key), free(t->pair_rank);
     free(t);
 }
@@ -158,8 +185,13 @@ const int32_t *rlvr_tokenizer_merges(const rlvr_tokenizer *t, int32_t *n) {
     return t->n_merges ? t->merges : NULL;
 }
 
+static bool same_chat(const rlvr_tokenizer *a, const rlvr_tokenizer *b) {
+    if (a->chat.family != b->chat.family || a->chat_template_len != b->chat_template_len) return false;
+    return a->chat_template_len == 0 || memcmp(a->chat_template, b->chat_template, a->chat_template_len) == 0;
+}
+
 bool rlvr_tokenizer_equal(const rlvr_tokenizer *a, const rlvr_tokenizer *b) {
-    return a->kind == b->kind && a->n_merges == b->n_merges &&
+    return a->kind == b->kind && a->n_merges == b->n_merges && same_chat(a, b) &&
            (a->n_merges == 0 || memcmp(a->merges, b->merges, (size_t)a->n_merges * 2 * sizeof *a->merges) == 0);
 }
 
@@ -311,4 +343,55 @@ int rlvr_tokenizer_check_model(const rlvr_tokenizer *t, const rlvr_model_config 
                          "tokens + %d merges); set vocab >= %d",
                          cfg->vocab, (int)t->vocab_size, RLVR_SPECIAL_COUNT, (int)t->n_merges, (int)t->vocab_size);
     return 0;
+}
+
+/* ---- chat format --------------------------------------------------------------- */
+
+static int lookup_token(const void *tokenizer, const char *name, int32_t *id) {
+    return rlvr_tokenizer_find_special(tokenizer, name, id);
+}
+
+int rlvr_tokenizer_set_chat(rlvr_tokenizer *t, const char *family, const char *jinja, size_t len,
+                            const char *source) {
+    rlvr_chat_family f;
+    if (family) RLVR_TRY(rlvr_chat_family_parse(family, &f));
+    else if (jinja) RLVR_TRY(rlvr_chat_recognise(jinja, len, source, &f));
+    else return RLVR_FAIL(RLVR_EINVAL, "%s: no chat template and no [template] family to render turns with", source);
+    char *text = NULL;
+    if (jinja) {
+        text = malloc(len + 1);
+        if (!text) return RLVR_FAIL(RLVR_ENOMEM, "out of memory keeping a chat template");
+        memcpy(text, jinja, len);
+        text[len] = '\0';
+    }
+    rlvr_chat chat;
+    int rc = 0;
+    if (f == RLVR_CHAT_NATIVE) {
+        chat = native_chat(t);
+    } else {
+        rc = rlvr_chat_resolve(&chat, f, jinja, len, lookup_token, t, source);
+    }
+    if (rc != 0) {
+        free(text);
+        return rc;
+    }
+    rlvr_chat_free(&t->chat);
+    free(t->chat_template);
+    t->chat = chat;
+    t->chat_template = text;
+    t->chat_template_len = text ? len : 0;
+    return 0;
+}
+
+static int copy_chat(rlvr_tokenizer *to, const rlvr_tokenizer *from) {
+    if (from->chat.family == RLVR_CHAT_NATIVE && !from->chat_template) return 0;
+    return rlvr_tokenizer_set_chat(to, rlvr_chat_family_name(from->chat.family), from->chat_template,
+                                   from->chat_template_len, "the tokenizer's chat template");
+}
+
+const rlvr_chat *rlvr_tokenizer_chat(const rlvr_tokenizer *t) { return &t->chat; }
+
+const char *rlvr_tokenizer_chat_template(const rlvr_tokenizer *t, size_t *len) {
+    *len = t->chat_template_len;
+    return t->chat_template;
 }

@@ -20,6 +20,7 @@
 #ifndef RLVR_POLICY_TOKENIZER_H
 #define RLVR_POLICY_TOKENIZER_H
 
+#include "policy/chat.h"
 #include "policy/model.h"
 
 #include <stdbool.h>
@@ -105,5 +106,21 @@ int rlvr_tokenizer_decode(const rlvr_tokenizer *t, const int32_t *ids, int32_t n
  * naming both sizes when cfg->vocab < vocab_size. A larger vocab is fine:
  * the rows past the tokenizer's are ids no text belongs to. */
 int rlvr_tokenizer_check_model(const rlvr_tokenizer *t, const rlvr_model_config *cfg);
+
+/* ---- chat format (policy/chat.h) ---- */
+
+/* Sets how turns are rendered: `family` by name ("native", "chatml",
+ * "llama3", "mistral"), or NULL to recognise it from the Jinja text `jinja`
+ * (len bytes; may be NULL with a family). The text is kept (checkpoints and
+ * exports carry it) and its variant details read. RLVR_EFORMAT naming
+ * `source` for a template no family matches or a vocabulary that lacks the
+ * family's markers; RLVR_EINVAL for an unknown family name. On failure
+ * the tokenizer keeps its format. */
+int rlvr_tokenizer_set_chat(rlvr_tokenizer *t, const char *family, const char *jinja, size_t len,
+                            const char *source);
+/* The format turns are rendered with; native unless set. Never NULL. */
+const rlvr_chat *rlvr_tokenizer_chat(const rlvr_tokenizer *t);
+/* The Jinja text set with the format (NUL-terminated), NULL when none. */
+const char *rlvr_tokenizer_chat_template(const rlvr_tokenizer *t, size_t *len);
 
 #endif
