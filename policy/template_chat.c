@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/record.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,6 +86,26 @@ static void put_trimmed(render *r, const char *s, size_t n) {
     put_text(r, s, n);
 }
 
+/* The text as a JSON string, as transformers' tojson filter writes it
+ * (json.dumps with ensure_ascii off): Llama 3.1's template passes a tool
+ * result through it. */
+static void put_json_string(render *r, const char *s, size_t n) {
+    put_str(r, "\"");
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        const char *esc = ch == '"' ? "\\\"" : ch == '\\' ? "\\\\" : ch == '\n' ? "\\n" : ch == '\r' ? "\\r"
+                        : ch == '\t' ? "\\t" : ch == '\b' ? "\\b" : ch == '\f' ? "\\f" : NULL;
+        char hex[8];
+        if (!esc && ch < 0x20) {
+            snprintf(hex, sizeof hex, "\\u%04x", ch);
+            esc = hex;
+        }
+        if (esc) put_str(r, esc);
+        else put_text(r, s + i, 1);
+    }
+    put_str(r, "\"");
+}
+
 /* chatml: after the policy's <|im_end|> the template has a newline. */
 static void chatml_tail(render *r) {
     if (r->b->n > 0 && r->b->mask[r->b->n - 1] == RLVR_TOKEN_POLICY) put_str(r, "\n");
@@ -119,7 +140,8 @@ static void llama3_turn(render *r, const rlvr_chat *c, rlvr_role role, const cha
         put_str(r, c->variant.today);
         put_str(r, "\n\n");
     }
-    put_trimmed(r, text, len);
+    if (role == RLVR_ROLE_TOOL && c->variant.ipython) put_json_string(r, text, len);
+    else put_trimmed(r, text, len);
     put_id(r, c->turn_end);
 }
 
