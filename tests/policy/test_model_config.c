@@ -7,15 +7,21 @@
 
 static const rlvr_config_key *const schemas[] = {rlvr_model_config_keys, rlvr_optim_config_keys, NULL};
 
+/* [model] of `text`, which must parse and read; NULL config when it does not. */
+static rlvr_config *read_model_ok(const char *text, rlvr_model_config *mc) {
+    rlvr_config *cfg = NULL;
+    CHECK_OK(rlvr_config_parse(&cfg, text, "run.ini", schemas));
+    if (cfg) CHECK_OK(rlvr_model_config_read(mc, cfg));
+    return cfg;
+}
+
 static void test_values(void) {
     const char *text = "[model]\nvocab = 300\nd_model = 64\nn_heads = 4\nn_kv_heads = 2\ntie_embeddings = no\n"
                        "init_seed = 99\n[optim]\nlr = 1e-3\nschedule = constant\nwarmup_steps = 0\n";
-    rlvr_config *cfg = NULL;
-    CHECK_OK(rlvr_config_parse(&cfg, text, "run.ini", schemas));
-    if (!cfg) return;
     rlvr_model_config mc;
+    rlvr_config *cfg = read_model_ok(text, &mc);
+    if (!cfg) return;
     rlvr_adamw_config oc;
-    CHECK_OK(rlvr_model_config_read(&mc, cfg));
     CHECK_OK(rlvr_adamw_config_read(&oc, cfg));
     CHECK(mc.vocab == 300 && mc.d_model == 64 && mc.n_heads == 4 && mc.n_kv_heads == 2);
     CHECK(!mc.tie_embeddings && mc.init_seed == 99);
@@ -37,11 +43,9 @@ static void test_values(void) {
 static void test_qwen_llama3_keys(void) {
     const char *text = "[model]\nqkv_bias = true\nrope_scaling = llama3\nrope_scaling_factor = 32\n"
                        "rope_theta = 500000\n";
-    rlvr_config *cfg = NULL;
-    CHECK_OK(rlvr_config_parse(&cfg, text, "run.ini", schemas));
-    if (!cfg) return;
     rlvr_model_config mc;
-    CHECK_OK(rlvr_model_config_read(&mc, cfg));
+    rlvr_config *cfg = read_model_ok(text, &mc);
+    if (!cfg) return;
     CHECK(mc.qkv_bias && mc.rope_scaling.kind == RLVR_ROPE_SCALING_LLAMA3);
     CHECK(mc.rope_scaling.factor == 32.0f && mc.rope_scaling.low_freq_factor == 1.0f &&
           mc.rope_scaling.high_freq_factor == 4.0f && mc.rope_scaling.original_max_seq == 8192);
