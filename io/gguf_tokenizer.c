@@ -81,7 +81,9 @@ static int token_type(const rlvr_gguf_value *types, uint64_t i, int32_t *type, c
     return 0;
 }
 
-/* model.vocab and added_tokens from tokens + token types. */
+/* model.vocab and added_tokens from tokens + token types. Every token is in
+ * the vocabulary, so the added tokens keep their GGUF ids (tokenizers gives
+ * an added token the vocabulary's id of its text). */
 static int vocabulary(json_t *root, json_t *model, const rlvr_gguf *g, const char *path) {
     const rlvr_gguf_value *tokens = NULL, *types = NULL;
     if (rlvr_gguf_get_array(g, "tokenizer.ggml.tokens", &tokens) < 0 ||
@@ -106,19 +108,19 @@ static int vocabulary(json_t *root, json_t *model, const rlvr_gguf *g, const cha
         if (rc == 0 && !str)
             rc = RLVR_FAIL(RLVR_EFORMAT, "%s: tokenizer.ggml.tokens[%llu] is not UTF-8", path, (unsigned long long)i);
         if (rc < 0) break;
-        if (type == TYPE_CONTROL || type == TYPE_USER_DEFINED) {
-            rc = append(added, json_pack("{s:I, s:o, s:b, s:b, s:b, s:b, s:b}", "id", (json_int_t)i, "content", str,
-                                         "single_word", 0, "lstrip", 0, "rstrip", 0, "normalized", 0, "special",
-                                         type == TYPE_CONTROL));
-        } else if (json_object_getn(vocab, s, len)) {
+        if (json_object_getn(vocab, s, len)) {
             json_decref(str);
             rc = RLVR_FAIL(RLVR_EFORMAT, "%s: tokenizer.ggml.tokens[%llu] repeats an earlier token", path,
                            (unsigned long long)i);
+        } else if (json_object_setn_new(vocab, s, len, json_integer((json_int_t)i)) < 0) {
+            json_decref(str);
+            rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory building JSON");
+        } else if (type == TYPE_CONTROL || type == TYPE_USER_DEFINED) {
+            rc = append(added, json_pack("{s:I, s:o, s:b, s:b, s:b, s:b, s:b}", "id", (json_int_t)i, "content", str,
+                                         "single_word", 0, "lstrip", 0, "rstrip", 0, "normalized", 0, "special",
+                                         type == TYPE_CONTROL));
         } else {
             json_decref(str);
-            rc = json_object_setn_new(vocab, s, len, json_integer((json_int_t)i)) < 0
-                     ? RLVR_FAIL(RLVR_ENOMEM, "out of memory building JSON")
-                     : 0;
         }
     }
     return rc;

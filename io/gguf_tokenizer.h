@@ -5,7 +5,8 @@
  * tokenizer.ggml.model "gpt2", tokenizer.ggml.tokens (id -> string, in
  * GPT-2's byte-mapped form), tokenizer.ggml.merges ("left right"),
  * tokenizer.ggml.token_type (3 control: a special added token; 4 user
- * defined: a non-special added token; the rest: the BPE vocabulary) and
+ * defined: a non-special added token; every token is also in the BPE
+ * vocabulary, which keeps the GGUF's ids) and
  * tokenizer.ggml.pre naming the pre-tokenizer:
  *   "default", "gpt-2"      GPT-2's ByteLevel regex
  *   "llama-bpe", "llama3"   Llama-3's Split regex, then ByteLevel, ignore_merges

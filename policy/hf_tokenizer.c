@@ -446,6 +446,13 @@ static int parse_pretok(rlvr_hf_tokenizer *h, json_t *n) {
         RLVR_TRY(add_pretok(h, &p));
         return parse_split(h, n, p);
     }
+    if (strcmp(t, "Digits") == 0) { /* Rust's char::is_numeric is \p{N}: each alone, or runs of them */
+        bool individual = false;
+        RLVR_TRY(add_pretok(h, &p));
+        RLVR_TRY(get_bool(n, "individual_digits", false, &individual, h->source, "pre_tokenizer Digits"));
+        p->behavior = individual ? B_ISOLATED : B_CONTIGUOUS;
+        return compile_regex(&p->re, "\\p{N}", h->source, "pre_tokenizer Digits");
+    }
     if (strcmp(t, "ByteLevel") == 0) {
         bool use_regex = true;
         RLVR_TRY(add_pretok(h, &p));
@@ -455,8 +462,8 @@ static int parse_pretok(rlvr_hf_tokenizer *h, json_t *n) {
         return use_regex ? compile_regex(&p->re, gpt2_pattern, h->source, "pre_tokenizer ByteLevel") : 0;
     }
     return RLVR_FAIL(RLVR_EFORMAT,
-                     "%s: pre_tokenizer is \"%s\"; rlvr supports ByteLevel, Split, and a Sequence of them with "
-                     "one ByteLevel (%s)",
+                     "%s: pre_tokenizer is \"%s\"; rlvr supports ByteLevel, Split, Digits, and a Sequence of them "
+                     "with one ByteLevel (%s)",
                      h->source, t, SUPPORTED);
 }
 
@@ -631,6 +638,23 @@ static int parse_added_token(rlvr_hf_tokenizer *h, json_t *e, size_t i, added_to
     return rc;
 }
 
+/* tokenizers ignores the ids in added_tokens and numbers the tokens again
+ * as it adds them: the vocabulary's id for text already in it, else the next
+ * id after the vocabulary and the added tokens before. A file whose ids
+ * differ would encode to other ids there than here: refused. */
+static int check_added_id(const rlvr_hf_tokenizer *h, size_t i, int32_t *max_added) {
+    const added_token *a = &h->added[i];
+    int32_t want = vocab_get(h, a->content, a->len);
+    if (want < 0) want = *max_added >= h->n_vocab ? *max_added + 1 : h->n_vocab;
+    if (a->id != want)
+        return RLVR_FAIL(RLVR_EFORMAT,
+                         "%s: added_tokens[%zu] \"%s\" has id %d, where tokenizers numbers it %d (the vocabulary's "
+                         "id of that text, else the next id after model.vocab and the added tokens before it)",
+                         h->source, i, a->content, (int)a->id, (int)want);
+    if (a->id > *max_added) *max_added = a->id;
+    return 0;
+}
+
 static int parse_added(rlvr_hf_tokenizer *h, json_t *list) {
     if (!list || json_is_null(list)) return 0;
     if (!json_is_array(list)) return RLVR_FAIL(RLVR_EFORMAT, "%s: added_tokens must be a list", h->source);
@@ -641,6 +665,8 @@ static int parse_added(rlvr_hf_tokenizer *h, json_t *list) {
         h->n_added = (int32_t)i + 1; /* counted first: rlvr_hf_free frees a half-parsed one */
         RLVR_TRY(parse_added_token(h, e, i, &h->added[i]));
     }
+    int32_t max_added = -1;
+    for (i = 0; i < (size_t)h->n_added; i++) RLVR_TRY(check_added_id(h, i, &max_added));
     return 0;
 }
 

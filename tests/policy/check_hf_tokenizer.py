@@ -13,7 +13,11 @@ add_special_tokens=False; and that decode(encode(x)) == x (for the
 NFC-normalizing tokenizer, == NFC(x) between the added tokens, which is
 what tokenizers' own decode gives back too).
 The same comparison runs on GGUF files that gguf-py writes from each
-tokenizer's vocabulary, merges and token types (io/gguf_tokenizer.h).
+tokenizer's vocabulary, merges and token types (io/gguf_tokenizer.h), and
+on variants of the GPT-2 one that switch on what the three leave off:
+ByteLevel's prefix space, Digits, every Split behavior, invert and string
+patterns, a Sequence normalizer, added tokens with lstrip, rstrip and
+single_word (the "smollm" GGUF pre-tokenizer is checked on the Digits one).
 Last, unsupported and corrupt tokenizer.json files must be refused with a
 message naming the file.
 
@@ -121,7 +125,8 @@ def number_docs(rng):
 def chat_docs(rng):
     """Text that spells the added tokens, around them and inside words."""
     marks = ["<|im_start|>", "<|im_end|>", "<|endoftext|>", "<tool_call>", "</tool_call>", "<think>", "<|im_",
-             "<tool_call", "<<|im_end|>>", "<|im_start|><|im_end|>"]
+             "<tool_call", "<<|im_end|>>", "<|im_start|><|im_end|>", " <L>", "\t<L> ", "<R>  \n", "<R>", " word ",
+             "words", "word", "_word", "\u3000<L>"]
     words = ["user", "assistant", "\n", " ", "  ", "hello", "{\"name\": \"ls\"}", "x<tool_call>y", "é\u0301", "\t"]
     return ["".join(rng.choice(marks + words) for _ in range(rng.randint(10, 60))) for _ in range(150)]
 
@@ -179,6 +184,57 @@ def train(style, docs):
     return Tokenizer.from_str(text), text
 
 
+def variants(base):
+    """(name, tokenizer.json text, GGUF pre name or None) made from the GPT-2 style tokenizer."""
+    def variant(edit):
+        spec = json.loads(base)
+        edit(spec)
+        return json.dumps(spec, ensure_ascii=False)
+
+    def pre(*stages):
+        return lambda s: s.update(pre_tokenizer={"type": "Sequence", "pretokenizers": list(stages)})
+
+    def split(pattern, behavior, invert=False):
+        return {"type": "Split", "pattern": pattern, "behavior": behavior, "invert": invert}
+
+    def byte_level(prefix, use_regex):
+        return {"type": "ByteLevel", "add_prefix_space": prefix, "trim_offsets": True, "use_regex": use_regex}
+
+    def added(spec):
+        """ids as tokenizers numbers them: the vocabulary's for "word" and <|im_end|>, then the next ones"""
+        vocab = spec["model"]["vocab"]
+        n = max(list(vocab.values()) + [a["id"] for a in spec["added_tokens"]]) + 1
+        for content, special, flags in [("<L>", False, {"lstrip": True}), ("<R>", True, {"rstrip": True}),
+                                        ("word", False, {"single_word": True, "normalized": True}),
+                                        ("<|im_end|>", True, {"lstrip": True, "rstrip": True})]:
+            tok = {"id": vocab.get(content, n), "content": content, "single_word": False, "lstrip": False,
+                   "rstrip": False, "normalized": False, "special": special}
+            tok.update(flags)
+            n += content not in vocab
+            if content == "<|im_end|>":
+                spec["added_tokens"] = [a for a in spec["added_tokens"] if a["content"] != content]
+            spec["added_tokens"].append(tok)
+
+    return [
+        ("prefix_space", variant(pre(byte_level(True, True))), None),
+        ("digits_smollm", variant(pre({"type": "Digits", "individual_digits": True}, byte_level(False, True))),
+         "smollm"),
+        ("digits_runs", variant(pre({"type": "Digits", "individual_digits": False}, byte_level(False, True))), None),
+        ("split_behaviors", variant(pre(split({"String": ","}, "MergedWithPrevious"),
+                                        split({"Regex": "[.;]"}, "MergedWithNext"),
+                                        split({"Regex": "\\p{N}"}, "Contiguous"),
+                                        split({"String": "  "}, "Removed"),
+                                        split({"Regex": "\\p{L}+"}, "Isolated", invert=True),
+                                        split({"Regex": "\\s+"}, "Isolated"),
+                                        byte_level(False, False))), None),
+        ("split_after_byte_level", variant(pre(byte_level(False, True), split({"Regex": "\u0120"}, "MergedWithNext"))),
+         None),
+        ("nfc_sequence", variant(lambda s: s.update(normalizer={"type": "Sequence", "normalizers": [
+            {"type": "NFC"}, {"type": "Sequence", "normalizers": [{"type": "NFC"}]}]})), None),
+        ("added_flags", variant(added), None),
+    ]
+
+
 def write_docs(path, docs):
     with open(path, "wb") as f:
         for d in docs:
@@ -208,14 +264,16 @@ def reference(tok, docs):
     return plain, specials
 
 
-def check_decode(name, tok, docs, got):
+def check_decode(name, tok, docs, got, exact=True):
     """rlvr's decode of its ids gives the document back: exactly without a
-    normalizer, else what tokenizers' decode gives for the same ids."""
+    normalizer, else (or when not `exact`: a variant may drop text) what
+    tokenizers' decode gives for the same ids."""
     _, plain, specials, text_plain, text_specials = got
     for mode, rows, texts, skip in (("encode", plain, text_plain, True),
                                     ("encode_specials", specials, text_specials, False)):
         for i, (ids, text) in enumerate(zip(rows, texts)):
-            want = docs[i] if tok.normalizer is None else tok.decode(ids, skip_special_tokens=skip)
+            lossless = exact and tok.normalizer is None
+            want = docs[i] if lossless else tok.decode(ids, skip_special_tokens=skip)
             if text != want.encode("utf-8"):
                 fail(f"{name}: decode({mode}(x)) != x for document {i} {docs[i][:200]!r}: {text[:200]!r}")
                 break
@@ -315,6 +373,8 @@ def refused_cases(base):
         ("id_twice", variant(lambda s: s["model"]["vocab"].update({"zzz_dup": 7})), ["model.vocab", "id 7"]),
         ("added_twice", variant(lambda s: s["added_tokens"].append(dict(s["added_tokens"][-1], content="<x>"))),
          ["added_tokens", "two tokens"]),
+        ("added_renumbered", variant(lambda s: s["added_tokens"][-1].update(id=s["added_tokens"][-1]["id"] + 5)),
+         ["added_tokens[5]", "tokenizers numbers it"]),
         ("bad_regex", variant(lambda s: s["pre_tokenizer"]["pretokenizers"][0].update(pattern={"Regex": "(["})),
          ["Regex", "does not compile"]),
     ]
@@ -336,6 +396,28 @@ def check_refused(base):
             print(f"refused {name}: {msg}")
 
 
+def check_variants(base, docs, docs_path):
+    total = 0
+    for name, text, gguf_pre in variants(base):
+        tok = Tokenizer.from_str(text)
+        path = os.path.join(work, f"{name}.json")
+        with open(path, "w") as f:
+            f.write(text)
+        want_plain, want_specials = reference(tok, docs)
+        paths = [path]
+        if gguf_pre:
+            paths.append(os.path.join(work, f"{name}.gguf"))
+            write_gguf(paths[-1], json.loads(text), gguf_pre)
+        for p in paths:
+            got = run_dump(p, docs_path, p + ".ids")
+            if got:
+                check_decode(name, tok, docs, got, exact=False)
+                n = compare(os.path.basename(p), docs, got, want_plain, want_specials)
+                total += n
+                print(f"{os.path.basename(p)}: {n} ids equal")
+    return total
+
+
 def main():
     docs = build_corpus()
     size = sum(len(d.encode("utf-8")) for d in docs)
@@ -345,11 +427,13 @@ def main():
     docs_path = os.path.join(work, "docs.bin")
     write_docs(docs_path, docs)
     total_ids = 0
-    llama3_text = None
+    llama3_text = gpt2_text = None
     for style in ("gpt2", "llama3", "qwen2"):
         tok, text = train(style, docs)
         if style == "llama3":
             llama3_text = text
+        if style == "gpt2":
+            gpt2_text = text
         check_special_semantics(tok)
         json_path = os.path.join(work, f"{style}.json")
         with open(json_path, "w") as f:
@@ -369,6 +453,7 @@ def main():
             n = compare(style + " (gguf)", docs, got, want_plain, want_specials)
             total_ids += n
             print(f"{style} gguf: {got[0]}: {n} ids equal")
+    total_ids += check_variants(gpt2_text, docs, docs_path)
     check_refused(llama3_text)
     print(f"compared {total_ids} ids")
     if failures:

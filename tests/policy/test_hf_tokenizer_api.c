@@ -41,15 +41,17 @@ static void test_decode(const rlvr_tokenizer *t) {
     CHECK_OK(rlvr_tokenizer_decode(t, ids, 4, true, out, sizeof out, &len));
     CHECK(strcmp(out, "ab ab<|im_end|><x>") == 0);
     CHECK(rlvr_tokenizer_decode(t, (const int32_t[]){6}, 1, true, out, sizeof out, &len) == RLVR_EINVAL);
-    CHECK(rlvr_tokenizer_decode(t, (const int32_t[]){8}, 1, true, out, sizeof out, &len) == RLVR_EINVAL);
+    CHECK(rlvr_tokenizer_decode(t, (const int32_t[]){9}, 1, true, out, sizeof out, &len) == RLVR_EINVAL);
+    CHECK_OK(rlvr_tokenizer_decode(t, (const int32_t[]){8}, 1, true, out, sizeof out, &len));
+    CHECK(strcmp(out, "c") == 0);
 }
 
 static void test_lookups(const rlvr_tokenizer *t) {
     CHECK(rlvr_tokenizer_kind_of(t) == RLVR_TOKENIZER_HF);
-    CHECK(rlvr_tokenizer_vocab_size(t) == 8);
+    CHECK(rlvr_tokenizer_vocab_size(t) == 9);
     char what[100];
     rlvr_tokenizer_describe(t, what, sizeof what);
-    CHECK_MSG(strcmp(what, "hf bpe (8 ids, 2 merges, 2 added)") == 0, "%s", what);
+    CHECK_MSG(strcmp(what, "hf bpe (9 ids, 2 merges, 2 added)") == 0, "%s", what);
     size_t len = 0;
     const char *b = rlvr_tokenizer_token_bytes(t, 3, &len);
     CHECK(b && len == 1 && b[0] == ' ');
@@ -89,9 +91,9 @@ static void test_identity(const rlvr_tokenizer *t) {
     const char *unigram = "{\"model\": {\"type\": \"Unigram\"}}";
     CHECK(rlvr_tokenizer_new_hf_json(&bad, unigram, strlen(unigram), "u.json") == RLVR_EFORMAT);
     CHECK(bad == NULL && strstr(rlvr_error_last(), "u.json: model.type is \"Unigram\""));
-    rlvr_model_config cfg = {.vocab = 7};
+    rlvr_model_config cfg = {.vocab = 8};
     CHECK(rlvr_tokenizer_check_model(t, &cfg) == RLVR_EINVAL && strstr(rlvr_error_last(), "sample.json"));
-    cfg.vocab = 8;
+    cfg.vocab = 9;
     CHECK_OK(rlvr_tokenizer_check_model(t, &cfg));
 }
 
