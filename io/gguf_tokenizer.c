@@ -146,12 +146,13 @@ static int merges(json_t *model, const rlvr_gguf *g, const char *path) {
 }
 
 static int build_json(json_t *root, const rlvr_gguf *g, const char *path) {
-    const char *s = "default";
+    const char *s = "(missing or not a string)";
     size_t len = strlen(s);
     if (rlvr_gguf_get_string(g, "tokenizer.ggml.model", &s, &len) < 0 || len != 4 || memcmp(s, "gpt2", 4) != 0)
         return RLVR_FAIL(RLVR_EFORMAT,
-                         "%s: tokenizer.ggml.model is not \"gpt2\"; rlvr reads GGUF byte-level BPE tokenizers only",
-                         path);
+                         "%s: tokenizer.ggml.model is \"%.*s\"; rlvr reads GGUF byte-level BPE tokenizers only "
+                         "(\"gpt2\")",
+                         path, (int)(len < 64 ? len : 64), s);
     char pre[64] = "default";
     if (rlvr_gguf_find(g, "tokenizer.ggml.pre")) {
         if (rlvr_gguf_get_string(g, "tokenizer.ggml.pre", &s, &len) < 0 || len >= sizeof pre)

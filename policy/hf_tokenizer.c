@@ -515,11 +515,11 @@ static int claim_id(rlvr_hf_tokenizer *h, json_int_t id, const char *field) {
 
 static int parse_vocab(rlvr_hf_tokenizer *h, json_t *vocab) {
     if (!json_is_object(vocab)) return RLVR_FAIL(RLVR_EFORMAT, "%s: model.vocab must be an object (token: id)", h->source);
-    size_t n = json_object_size(vocab), total = 0, k = 0;
+    size_t n = json_object_size(vocab), total = 0, k = 0, len;
     if (n == 0 || n > MAX_IDS) return RLVR_FAIL(RLVR_EFORMAT, "%s: model.vocab has %zu entries", h->source, n);
     const char *key;
     json_t *v;
-    json_object_foreach(vocab, key, v) total += strlen(key);
+    json_object_keylen_foreach(vocab, key, len, v) total += len; /* a key may hold \u0000 */
     RLVR_ALLOC(h->vstr, total);
     RLVR_ALLOC(h->voff, n);
     RLVR_ALLOC(h->vlen, n);
@@ -528,7 +528,7 @@ static int parse_vocab(rlvr_hf_tokenizer *h, json_t *vocab) {
     RLVR_ALLOC(h->vslot, h->vcap);
     for (size_t i = 0; i < h->vcap; i++) h->vslot[i] = -1;
     total = 0;
-    json_object_foreach(vocab, key, v) {
+    json_object_keylen_foreach(vocab, key, len, v) {
         if (!json_is_integer(v))
             return RLVR_FAIL(RLVR_EFORMAT, "%s: model.vocab[\"%s\"] must be an integer id", h->source, key);
         json_int_t id = json_integer_value(v);
@@ -536,7 +536,6 @@ static int parse_vocab(rlvr_hf_tokenizer *h, json_t *vocab) {
         if (h->flags[id])
             return RLVR_FAIL(RLVR_EFORMAT, "%s: model.vocab gives id %lld to two tokens (one is \"%s\")", h->source,
                              (long long)id, key);
-        size_t len = strlen(key);
         memcpy(h->vstr + total, key, len);
         h->voff[k] = total, h->vlen[k] = (uint32_t)len, h->vid[k] = (int32_t)id;
         h->vslot[vocab_slot(h, key, len)] = (int32_t)k;
@@ -561,7 +560,7 @@ static int merge_parts(rlvr_hf_tokenizer *h, json_t *m, size_t i, const char **a
     if (!sp || strchr(sp + 1, ' '))
         return RLVR_FAIL(RLVR_EFORMAT, "%s: model.merges[%zu] must be \"left right\" (one space) or [left, right]",
                          h->source, i);
-    *a = s, *la = (size_t)(sp - s), *b = sp + 1, *lb = strlen(sp + 1);
+    *a = s, *la = (size_t)(sp - s), *b = sp + 1, *lb = json_string_length(m) - *la - 1;
     return 0;
 }
 

@@ -315,7 +315,7 @@ def check_special_semantics(tok):
 GGUF_PRE = {"gpt2": "gpt-2", "llama3": "llama-bpe", "qwen2": "qwen2"}
 
 
-def write_gguf(path, spec, pre):
+def write_gguf(path, spec, pre, model="gpt2"):
     import gguf
     vocab = spec["model"]["vocab"]
     added = {a["id"]: a for a in spec["added_tokens"]}
@@ -328,7 +328,7 @@ def write_gguf(path, spec, pre):
         types[i] = gguf.TokenType.CONTROL if a["special"] else gguf.TokenType.USER_DEFINED
     merges = [m if isinstance(m, str) else " ".join(m) for m in spec["model"]["merges"]]
     w = gguf.GGUFWriter(path, "llama")
-    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_model(model)
     w.add_tokenizer_pre(pre)
     w.add_token_list(tokens)
     w.add_token_types(types)
@@ -379,6 +379,20 @@ def refused_cases(base):
          ["Regex", "does not compile"]),
     ]
     return cases
+
+
+def check_refused_gguf(base):
+    """A SentencePiece GGUF and an unknown pre-tokenizer, refused naming the key."""
+    for name, pre, model, words in (("spm", "default", "llama", ["tokenizer.ggml.model", "\"llama\"", "gpt2"]),
+                                    ("pre", "deepseek-llm", "gpt2", ["tokenizer.ggml.pre", "deepseek-llm"])):
+        path = os.path.join(work, f"bad_{name}.gguf")
+        write_gguf(path, json.loads(base), pre, model)
+        r = subprocess.run([dump, path], capture_output=True, text=True)
+        msg = r.stderr.strip()
+        if r.returncode != 2 or path not in msg or not all(w in msg for w in words):
+            fail(f"{name}.gguf: exit {r.returncode}, message {msg!r} should name {path} and hold {words}")
+        else:
+            print(f"refused {name}.gguf: {msg}")
 
 
 def check_refused(base):
@@ -455,6 +469,7 @@ def main():
             print(f"{style} gguf: {got[0]}: {n} ids equal")
     total_ids += check_variants(gpt2_text, docs, docs_path)
     check_refused(llama3_text)
+    check_refused_gguf(llama3_text)
     print(f"compared {total_ids} ids")
     if failures:
         print(f"{len(failures)} failure(s)")
