@@ -747,12 +747,14 @@ static bool is_white(utf8proc_int32_t c) {
            c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
 }
 
-/* A word character for single_word: alphanumeric or '_'. */
+/* A word character for single_word: what \w matches in Rust's regex crate
+ * (letters, marks, decimal and letter numbers, connector punctuation, the
+ * zero-width joiners), which tokenizers tests on both sides of the match. */
 static bool is_word(utf8proc_int32_t c) {
-    if (c == '_') return true;
+    if (c == 0x200C || c == 0x200D) return true;
     utf8proc_category_t k = utf8proc_category(c);
-    return (k >= UTF8PROC_CATEGORY_LU && k <= UTF8PROC_CATEGORY_LO) ||
-           (k >= UTF8PROC_CATEGORY_ND && k <= UTF8PROC_CATEGORY_NO);
+    return (k >= UTF8PROC_CATEGORY_LU && k <= UTF8PROC_CATEGORY_ME) || k == UTF8PROC_CATEGORY_ND ||
+           k == UTF8PROC_CATEGORY_NL || k == UTF8PROC_CATEGORY_PC;
 }
 
 /* Start of the character that ends at s[end] (exclusive), and the character. */

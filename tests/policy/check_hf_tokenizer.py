@@ -126,7 +126,7 @@ def chat_docs(rng):
     """Text that spells the added tokens, around them and inside words."""
     marks = ["<|im_start|>", "<|im_end|>", "<|endoftext|>", "<tool_call>", "</tool_call>", "<think>", "<|im_",
              "<tool_call", "<<|im_end|>>", "<|im_start|><|im_end|>", " <L>", "\t<L> ", "<R>  \n", "<R>", " word ",
-             "words", "word", "_word", "\u3000<L>"]
+             "words", "word", "_word", "\u3000<L>", "word\u0301", "\u00e9word", "\u00b2word", "\u2167word"]
     words = ["user", "assistant", "\n", " ", "  ", "hello", "{\"name\": \"ls\"}", "x<tool_call>y", "é\u0301", "\t"]
     return ["".join(rng.choice(marks + words) for _ in range(rng.randint(10, 60))) for _ in range(150)]
 
@@ -238,7 +238,7 @@ def variants(base):
 def write_docs(path, docs):
     with open(path, "wb") as f:
         for d in docs:
-            b = d.encode("utf-8")
+            b = d if isinstance(d, bytes) else d.encode("utf-8")
             f.write(struct.pack("<I", len(b)))
             f.write(b)
 
@@ -410,6 +410,21 @@ def check_refused(base):
             print(f"refused {name}: {msg}")
 
 
+def check_invalid_utf8(json_path):
+    """rlvr encodes any bytes: invalid UTF-8 (which tokenizers cannot take)
+    decodes back unchanged in both modes."""
+    docs = [b"\x80", b"a\xffb", b"caf\xc3", b"\xe2\x82 euro \xe2\x82\xac", b"\xc3\xa9\xcc",
+            b"<|im_end|>\xfe<tool_call>\xc0\xaf", b"\xf0\x9f\x98 \xed\xa0\x80 x\x00y", bytes(range(256))]
+    path = os.path.join(work, "invalid.bin")
+    write_docs(path, docs)
+    got = run_dump(json_path, path, path + ".ids")
+    if got:
+        for i, d in enumerate(docs):
+            if got[3][i] != d or got[4][i] != d:
+                fail(f"invalid UTF-8: decode(encode({d!r})) gave {got[3][i]!r} / {got[4][i]!r}")
+        print(f"invalid UTF-8: {len(docs)} documents decode back")
+
+
 def check_variants(base, docs, docs_path):
     total = 0
     for name, text, gguf_pre in variants(base):
@@ -452,6 +467,8 @@ def main():
         json_path = os.path.join(work, f"{style}.json")
         with open(json_path, "w") as f:
             f.write(text)
+        if style != "qwen2":  # NFC would change the valid runs around the invalid bytes
+            check_invalid_utf8(json_path)
         want_plain, want_specials = reference(tok, docs)
         got = run_dump(json_path, docs_path, os.path.join(work, f"{style}.ids"))
         if got:
