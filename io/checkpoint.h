@@ -76,7 +76,8 @@ int rlvr_checkpoint_begin(rlvr_checkpoint_writer **out, const char *dir, const r
 int rlvr_checkpoint_put_model(rlvr_checkpoint_writer *w, rlvr_model *model);
 
 /* The tokenizer the model's ids belong to, as /tokenizer (kind, and for
- * BPE the pieces rule and the merges). At most once per checkpoint. */
+ * BPE the pieces rule and the merges, for HF the tokenizer.json text). At
+ * most once per checkpoint. */
 int rlvr_checkpoint_put_tokenizer(rlvr_checkpoint_writer *w, const rlvr_tokenizer *tok);
 
 /* One named state array; RLVR_EINVAL for a bad or repeated name. */
@@ -147,8 +148,8 @@ int rlvr_checkpoint_load_model(const rlvr_checkpoint *ck, rlvr_model **out);
 
 /* The stored tokenizer; the byte tokenizer for a checkpoint without one
  * (written before tokenizers were stored, when every run was byte-level).
- * RLVR_EFORMAT naming the file for an unknown kind or pieces rule, or bad
- * merges. */
+ * RLVR_EFORMAT naming the file for an unknown kind or pieces rule, bad
+ * merges, or a stored tokenizer.json rlvr does not read. */
 int rlvr_checkpoint_read_tokenizer(const rlvr_checkpoint *ck, rlvr_tokenizer **out);
 
 #endif

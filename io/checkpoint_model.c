@@ -313,6 +313,21 @@ int rlvr_checkpoint_load_model(const rlvr_checkpoint *ck, rlvr_model **out) {
 
 /* ---- tokenizer ---------------------------------------------------------------------------- */
 
+/* An HF tokenizer is its tokenizer.json, verbatim: /tokenizer/json. */
+static int put_hf_json(hid_t g, const rlvr_tokenizer *tok, int level) {
+    const char *json;
+    size_t len;
+    RLVR_TRY(rlvr_tokenizer_hf_json(tok, &json, &len));
+    if (memchr(json, '\0', len)) /* the text dataset is NUL-terminated; JSON never holds a raw NUL */
+        return RLVR_FAIL(RLVR_EINVAL, "the tokenizer.json text holds a NUL byte");
+    char *text = malloc(len + 1);
+    if (!text) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    memcpy(text, json, len), text[len] = '\0';
+    int rc = rlvr_h5_write_text(g, "json", text, level);
+    free(text);
+    return rc;
+}
+
 int rlvr_checkpoint_put_tokenizer(rlvr_checkpoint_writer *w, const rlvr_tokenizer *tok) {
     if (rlvr_ckpt_path_exists(w->file, "tokenizer"))
         return RLVR_FAIL(RLVR_EINVAL, "checkpoint %s: the tokenizer is stored twice", w->part);
@@ -320,11 +335,13 @@ int rlvr_checkpoint_put_tokenizer(rlvr_checkpoint_writer *w, const rlvr_tokenize
     RLVR_H5_CHECK(g, "%s: creating group /tokenizer", w->part);
     int32_t n = 0;
     const int32_t *merges = rlvr_tokenizer_merges(tok, &n);
-    bool bpe = rlvr_tokenizer_kind_of(tok) == RLVR_TOKENIZER_BPE;
-    int rc = rlvr_h5_attr_put_str(g, "kind", bpe ? "bpe" : "byte");
+    rlvr_tokenizer_kind kind = rlvr_tokenizer_kind_of(tok);
+    bool bpe = kind == RLVR_TOKENIZER_BPE;
+    int rc = rlvr_h5_attr_put_str(g, "kind", bpe ? "bpe" : kind == RLVR_TOKENIZER_HF ? "hf" : "byte");
     if (rc == 0 && bpe) rc = rlvr_h5_attr_put_str(g, "pieces", RLVR_BPE_PIECES);
     hsize_t dims[2] = {(hsize_t)n, 2};
     if (rc == 0 && bpe) rc = rlvr_h5_write_array(g, "merges", RLVR_DT_I32, 2, dims, merges, w->opt.compression);
+    if (rc == 0 && kind == RLVR_TOKENIZER_HF) rc = put_hf_json(g, tok, w->opt.compression);
     H5Gclose(g);
     return rc < 0 ? rlvr_error_wrap(rc, "checkpoint %s: writing the tokenizer", w->part) : 0;
 }
@@ -349,6 +366,16 @@ static int read_bpe(hid_t g, const char *path, rlvr_tokenizer **out) {
     return rc < 0 ? rlvr_error_wrap(rc, "%s", path) : 0;
 }
 
+static int read_hf(hid_t g, const char *path, rlvr_tokenizer **out) {
+    char *json = NULL, what[4200], source[4200];
+    snprintf(what, sizeof what, "%s: /tokenizer", path);
+    RLVR_TRY(rlvr_h5_read_text(g, "json", &json, what));
+    snprintf(source, sizeof source, "%s: /tokenizer/json", path);
+    int rc = rlvr_tokenizer_new_hf_json(out, json, strlen(json), source);
+    free(json);
+    return rc;
+}
+
 int rlvr_checkpoint_read_tokenizer(const rlvr_checkpoint *ck, rlvr_tokenizer **out) {
     *out = NULL;
     if (!rlvr_ckpt_path_exists(ck->file, "tokenizer")) return rlvr_tokenizer_new_byte(out);
@@ -360,7 +387,9 @@ int rlvr_checkpoint_read_tokenizer(const rlvr_checkpoint *ck, rlvr_tokenizer **o
     if (rc == 0) {
         if (strcmp(kind, "byte") == 0) rc = rlvr_tokenizer_new_byte(out);
         else if (strcmp(kind, "bpe") == 0) rc = read_bpe(g, ck->path, out);
-        else rc = rlvr_error_set(RLVR_EFORMAT, "%s: tokenizer kind \"%s\" (this rlvr knows byte and bpe)", ck->path, kind);
+        else if (strcmp(kind, "hf") == 0) rc = read_hf(g, ck->path, out);
+        else rc = rlvr_error_set(RLVR_EFORMAT, "%s: tokenizer kind \"%s\" (this rlvr knows byte, bpe and hf)", ck->path,
+                                 kind);
     }
     H5Gclose(g);
     return rc;

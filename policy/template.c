@@ -60,7 +60,11 @@ static uint8_t harness_mask(const rlvr_token_buf *b) {
 }
 
 static int push_special(rlvr_token_buf *b, const rlvr_tokenizer *t, rlvr_special_token s, uint8_t mask) {
-    return rlvr_token_buf_push(b, rlvr_tokenizer_special(t, s), mask);
+    int32_t id = rlvr_tokenizer_special(t, s);
+    if (id < 0) /* a pretrained model's tokenizer whose chat format was never set */
+        return RLVR_FAIL(RLVR_EINVAL, "the tokenizer has no chat format to render turns with: a checkpoint imported "
+                                      "from a model needs its chat template, or [template] family");
+    return rlvr_token_buf_push(b, id, mask);
 }
 
 /* Encodes text straight into the buffer with one mask. */

@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "policy/bpe.h"
+#include "policy/hf_tokenizer.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -27,6 +28,8 @@ struct rlvr_tokenizer {
     rlvr_chat chat;
     char *chat_template; /* the Jinja text it was recognised from (NUL-terminated), NULL when none */
     size_t chat_template_len;
+    /* HF only */
+    rlvr_hf_tokenizer *hf;
 };
 
 static const char *const special_names[RLVR_SPECIAL_COUNT] = {
@@ -159,10 +162,41 @@ int rlvr_tokenizer_new_bpe(rlvr_tokenizer **out, const int32_t *merges, int32_t 
     return 0;
 }
 
+int rlvr_tokenizer_new_hf_json(rlvr_tokenizer **out, const char *json, size_t len, const char *source) {
+    *out = NULL;
+    rlvr_tokenizer *t;
+    RLVR_ALLOC(t, 1);
+    t->kind = RLVR_TOKENIZER_HF;
+    for (int i = 0; i < RLVR_SPECIAL_COUNT; i++) t->special_ids[i] = -1; /* rlvr's fixed specials do not exist */
+    int rc = rlvr_hf_new(&t->hf, json, len, source);
+    if (rc < 0) {
+        free(t);
+        return rc;
+    }
+    t->vocab_size = rlvr_hf_vocab_size(t->hf);
+    t->chat = native_chat(t); /* no markers (-1) until rlvr_tokenizer_set_chat names a family */
+    *out = t;
+    return 0;
+}
+
+int rlvr_tokenizer_hf_json(const rlvr_tokenizer *t, const char **json, size_t *len) {
+    if (t->kind != RLVR_TOKENIZER_HF)
+        return RLVR_FAIL(RLVR_EINVAL, "only a Hugging Face tokenizer has a tokenizer.json (this one is kind %d)",
+                         (int)t->kind);
+    *json = rlvr_hf_json(t->hf, len);
+    return 0;
+}
+
 int rlvr_tokenizer_clone(rlvr_tokenizer **out, const rlvr_tokenizer *t) {
     rlvr_tokenizer *c = NULL;
-    RLVR_TRY(t->kind == RLVR_TOKENIZER_BPE ? rlvr_tokenizer_new_bpe(&c, t->merges, t->n_merges)
-                                           : rlvr_tokenizer_new_byte(&c));
+    if (t->kind == RLVR_TOKENIZER_HF) {
+        size_t len;
+        const char *json = rlvr_hf_json(t->hf, &len);
+        RLVR_TRY(rlvr_tokenizer_new_hf_json(&c, json, len, rlvr_hf_source(t->hf)));
+    } else {
+        RLVR_TRY(t->kind == RLVR_TOKENIZER_BPE ? rlvr_tokenizer_new_bpe(&c, t->merges, t->n_merges)
+                                               : rlvr_tokenizer_new_byte(&c));
+    }
     int rc = copy_chat(c, t);
     if (rc != 0) {
         rlvr_tokenizer_free(c);
@@ -176,6 +210,7 @@ void rlvr_tokenizer_free(rlvr_tokenizer *t) {
     if (!t) return;
     rlvr_chat_free(&t->chat);
     free(t->chat_template);
+    rlvr_hf_free(t->hf);
     free(t->merges), free(t->text_off), free(t->text_len), free(t->text), free(t->pair_key), free(t->pair_rank);
     free(t);
 }
@@ -191,12 +226,22 @@ static bool same_chat(const rlvr_tokenizer *a, const rlvr_tokenizer *b) {
 }
 
 bool rlvr_tokenizer_equal(const rlvr_tokenizer *a, const rlvr_tokenizer *b) {
-    return a->kind == b->kind && a->n_merges == b->n_merges && same_chat(a, b) &&
+    if (!same_chat(a, b)) return false;
+    if (a->kind == RLVR_TOKENIZER_HF && b->kind == RLVR_TOKENIZER_HF) {
+        size_t la, lb;
+        const char *ja = rlvr_hf_json(a->hf, &la), *jb = rlvr_hf_json(b->hf, &lb);
+        return la == lb && memcmp(ja, jb, la) == 0;
+    }
+    return a->kind == b->kind && a->n_merges == b->n_merges &&
            (a->n_merges == 0 || memcmp(a->merges, b->merges, (size_t)a->n_merges * 2 * sizeof *a->merges) == 0);
 }
 
 void rlvr_tokenizer_describe(const rlvr_tokenizer *t, char *out, size_t cap) {
-    if (t->kind == RLVR_TOKENIZER_BPE) snprintf(out, cap, "bpe (%d merges)", (int)t->n_merges);
+    if (t->kind == RLVR_TOKENIZER_HF) {
+        int32_t v, m, a;
+        rlvr_hf_counts(t->hf, &v, &m, &a);
+        snprintf(out, cap, "hf bpe (%d ids, %d merges, %d added)", (int)t->vocab_size, (int)m, (int)a);
+    } else if (t->kind == RLVR_TOKENIZER_BPE) snprintf(out, cap, "bpe (%d merges)", (int)t->n_merges);
     else snprintf(out, cap, "byte");
 }
 
@@ -215,6 +260,13 @@ const char *rlvr_special_name(rlvr_special_token which) {
 }
 
 int rlvr_tokenizer_find_special(const rlvr_tokenizer *t, const char *name, int32_t *id) {
+    if (t->kind == RLVR_TOKENIZER_HF) {
+        int32_t found = rlvr_hf_find_added(t->hf, name);
+        if (found < 0)
+            return RLVR_FAIL(RLVR_ENOTFOUND, "%s has no added token \"%s\"", rlvr_hf_source(t->hf), name);
+        *id = found;
+        return 0;
+    }
     for (int i = 0; i < RLVR_SPECIAL_COUNT; i++) {
         if (strcmp(name, special_names[i]) == 0) {
             *id = t->special_ids[i];
@@ -231,7 +283,9 @@ static int special_index(const rlvr_tokenizer *t, int32_t id) {
     return -1;
 }
 
-bool rlvr_tokenizer_is_special(const rlvr_tokenizer *t, int32_t id) { return special_index(t, id) >= 0; }
+bool rlvr_tokenizer_is_special(const rlvr_tokenizer *t, int32_t id) {
+    return t->kind == RLVR_TOKENIZER_HF ? rlvr_hf_is_special(t->hf, id) : special_index(t, id) >= 0;
+}
 
 /* Ids of one piece (at most RLVR_BPE_MAX_PIECE bytes) into ids; returns their count. */
 static int32_t encode_piece(const rlvr_tokenizer *t, const unsigned char *p, size_t n, int32_t *ids) {
@@ -254,11 +308,25 @@ static int32_t encode_piece(const rlvr_tokenizer *t, const unsigned char *p, siz
     return m;
 }
 
+/* The HF kind's encode, with encode()'s counting and cap rules. */
+static int encode_hf(const rlvr_tokenizer *t, const char *text, size_t len, bool specials, int32_t *out, int32_t cap,
+                     int32_t *n_out) {
+    bool counting = !out && cap == 0;
+    int64_t n = 0;
+    RLVR_TRY(rlvr_hf_encode(t->hf, text, len, specials, counting ? NULL : out, counting ? 0 : cap, &n));
+    if (n > INT32_MAX) return RLVR_FAIL(RLVR_ELIMIT, "text of %zu bytes encodes to more than 2^31 ids", len);
+    *n_out = (int32_t)n;
+    if (!counting && n > cap)
+        return RLVR_FAIL(RLVR_ELIMIT, "encoding needs %d ids, the buffer holds %d", (int)n, (int)cap);
+    return 0;
+}
+
 int rlvr_tokenizer_encode(const rlvr_tokenizer *t, const char *text, size_t len, int32_t *out, int32_t cap,
                           int32_t *n_out) {
     if (len > (size_t)INT32_MAX) return RLVR_FAIL(RLVR_EINVAL, "text of %zu bytes is too long to encode", len);
     bool counting = !out && cap == 0;
     int32_t n = 0;
+    if (t->kind == RLVR_TOKENIZER_HF) return encode_hf(t, text, len, false, out, cap, n_out);
     if (t->kind == RLVR_TOKENIZER_BYTE) {
         n = (int32_t)len;
         for (size_t i = 0; !counting && i < len && i < (size_t)cap; i++) out[i] = (int32_t)(unsigned char)text[i];
@@ -278,6 +346,45 @@ int rlvr_tokenizer_encode(const rlvr_tokenizer *t, const char *text, size_t len,
     return 0;
 }
 
+/* The special whose printed name starts text[at..len), longest first; -1 when none. */
+static int special_at(const char *text, size_t len, size_t at) {
+    int best = -1;
+    size_t best_len = 0;
+    for (int i = 0; i < RLVR_SPECIAL_COUNT; i++) {
+        size_t k = strlen(special_names[i]);
+        if (k > best_len && k <= len - at && memcmp(text + at, special_names[i], k) == 0) best = i, best_len = k;
+    }
+    return best;
+}
+
+int rlvr_tokenizer_encode_specials(const rlvr_tokenizer *t, const char *text, size_t len, int32_t *out, int32_t cap,
+                                   int32_t *n_out) {
+    if (len > (size_t)INT32_MAX) return RLVR_FAIL(RLVR_EINVAL, "text of %zu bytes is too long to encode", len);
+    if (t->kind == RLVR_TOKENIZER_HF) return encode_hf(t, text, len, true, out, cap, n_out);
+    /* the text between printed names goes through encode(), the names become their ids */
+    bool counting = !out && cap == 0;
+    int64_t n = 0;
+    size_t start = 0;
+    for (size_t at = 0; at <= len; at++) {
+        int s = at < len ? special_at(text, len, at) : -1;
+        if (s < 0 && at < len) continue;
+        int32_t k = 0;
+        RLVR_TRY(rlvr_tokenizer_encode(t, text + start, at - start, NULL, 0, &k));
+        if (!counting && n + k <= cap) RLVR_TRY(rlvr_tokenizer_encode(t, text + start, at - start, out + n, k, &k));
+        n += k;
+        if (s < 0) break;
+        if (!counting && n < cap) out[n] = t->special_ids[s];
+        n++;
+        at += strlen(special_names[s]) - 1;
+        start = at + 1;
+    }
+    if (n > INT32_MAX) return RLVR_FAIL(RLVR_ELIMIT, "text of %zu bytes encodes to more than 2^31 ids", len);
+    *n_out = (int32_t)n;
+    if (!counting && n > cap)
+        return RLVR_FAIL(RLVR_ELIMIT, "encoding needs %d ids, the buffer holds %d", (int)n, (int)cap);
+    return 0;
+}
+
 const char *rlvr_tokenizer_token_bytes(const rlvr_tokenizer *t, int32_t id, size_t *len) {
     static const char bytes[BYTE_TOKENS] = {
 #define B4(i) (char)(i), (char)((i) + 1), (char)((i) + 2), (char)((i) + 3)
@@ -289,6 +396,7 @@ const char *rlvr_tokenizer_token_bytes(const rlvr_tokenizer *t, int32_t id, size
 #undef B4
     };
     *len = 0;
+    if (t->kind == RLVR_TOKENIZER_HF) return rlvr_hf_is_special(t->hf, id) ? NULL : rlvr_hf_token_text(t->hf, id, len);
     if (id < 0 || id >= t->vocab_size || special_index(t, id) >= 0) return NULL;
     if (id < BYTE_TOKENS) {
         *len = 1;
@@ -300,6 +408,13 @@ const char *rlvr_tokenizer_token_bytes(const rlvr_tokenizer *t, int32_t id, size
 
 /* The bytes one id decodes to; NULL/0 for a skipped special. */
 static const char *piece_of(const rlvr_tokenizer *t, int32_t id, bool specials, size_t *n) {
+    if (t->kind == RLVR_TOKENIZER_HF) {
+        if (rlvr_hf_is_special(t->hf, id) && !specials) {
+            *n = 0;
+            return NULL;
+        }
+        return rlvr_hf_token_text(t->hf, id, n);
+    }
     int s = special_index(t, id);
     if (s < 0) return rlvr_tokenizer_token_bytes(t, id, n);
     if (!specials) {
@@ -320,6 +435,9 @@ int rlvr_tokenizer_decode(const rlvr_tokenizer *t, const int32_t *ids, int32_t n
                              (int)i, (int)t->vocab_size);
         size_t k;
         const char *piece = piece_of(t, ids[i], specials, &k);
+        if (!piece && t->kind == RLVR_TOKENIZER_HF && (specials || !rlvr_hf_is_special(t->hf, ids[i])))
+            return RLVR_FAIL(RLVR_EINVAL, "token %d at index %d names no token of %s", (int)ids[i], (int)i,
+                             rlvr_hf_source(t->hf));
         if (k > 0 && !counting && len + k < cap && len == written) {
             memcpy(out + len, piece, k); /* stop writing at the first piece that does not fit */
             written += k;
@@ -337,6 +455,9 @@ int rlvr_tokenizer_decode(const rlvr_tokenizer *t, const int32_t *ids, int32_t n
 }
 
 int rlvr_tokenizer_check_model(const rlvr_tokenizer *t, const rlvr_model_config *cfg) {
+    if (t->kind == RLVR_TOKENIZER_HF && cfg->vocab < t->vocab_size)
+        return RLVR_FAIL(RLVR_EINVAL, "[model] vocab = %d is smaller than the %d ids of %s; set vocab >= %d",
+                         cfg->vocab, (int)t->vocab_size, rlvr_hf_source(t->hf), (int)t->vocab_size);
     if (cfg->vocab < t->vocab_size)
         return RLVR_FAIL(RLVR_EINVAL,
                          "[model] vocab = %d is smaller than the tokenizer's %d ids (256 bytes + %d special "

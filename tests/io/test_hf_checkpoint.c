@@ -1,0 +1,69 @@
+/* An HF tokenizer in a checkpoint: /tokenizer kind "hf" holds the
+ * tokenizer.json text verbatim and reads back equal, encoding the same; a
+ * damaged text is refused naming the checkpoint. Older kinds:
+ * test_checkpoint. */
+#include "io/checkpoint.h"
+#include "io/h5util.h"
+#include "io_fixtures.h"
+#include "policy/hf_sample.h"
+#include "test.h"
+
+/* Writes checkpoint 1 with tok; its path goes to path. */
+static void write_checkpoint(const char *dir, const rlvr_tokenizer *tok, char *path, size_t cap) {
+    rlvr_checkpoint_options opt = RLVR_CHECKPOINT_OPTIONS_INIT;
+    opt.step = 1, opt.fsync = false;
+    rlvr_checkpoint_writer *w = NULL;
+    CHECK_OK(rlvr_checkpoint_begin(&w, dir, &opt));
+    if (!w) return;
+    CHECK_OK(rlvr_checkpoint_put_tokenizer(w, tok));
+    CHECK_OK(rlvr_checkpoint_commit(w, path, cap));
+}
+
+static int read_back(const char *path, rlvr_tokenizer **out) {
+    rlvr_checkpoint *ck = NULL;
+    *out = NULL;
+    int rc = rlvr_checkpoint_open(&ck, path);
+    if (rc == 0) rc = rlvr_checkpoint_read_tokenizer(ck, out);
+    rlvr_checkpoint_close(ck);
+    return rc;
+}
+
+static void test_round_trip(const char *dir, const rlvr_tokenizer *tok, char *path, size_t cap) {
+    write_checkpoint(dir, tok, path, cap);
+    rlvr_tokenizer *back = NULL;
+    CHECK_OK(read_back(path, &back));
+    CHECK(back && rlvr_tokenizer_kind_of(back) == RLVR_TOKENIZER_HF && rlvr_tokenizer_equal(back, tok));
+    int32_t a[8], b[8], na = 0, nb = -1;
+    CHECK_OK(rlvr_tokenizer_encode_specials(tok, "ab ab<|im_end|>", 15, a, 8, &na));
+    if (back) CHECK_OK(rlvr_tokenizer_encode_specials(back, "ab ab<|im_end|>", 15, b, 8, &nb));
+    CHECK(na == 3 && na == nb && memcmp(a, b, sizeof a[0] * 3) == 0);
+    rlvr_tokenizer_free(back);
+}
+
+/* The stored text replaced by a Unigram model: refused, naming the checkpoint. */
+static void test_damaged(const char *path) {
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t g = H5Gopen2(f, "tokenizer", H5P_DEFAULT);
+    H5Ldelete(g, "json", H5P_DEFAULT);
+    CHECK_OK(rlvr_h5_write_text(g, "json", "{\"model\": {\"type\": \"Unigram\"}}", 0));
+    H5Gclose(g);
+    H5Fclose(f);
+    rlvr_tokenizer *t = NULL;
+    CHECK(read_back(path, &t) == RLVR_EFORMAT && !t);
+    CHECK_MSG(strstr(rlvr_error_last(), path) && strstr(rlvr_error_last(), "/tokenizer/json: model.type is"), "%s",
+              rlvr_error_last());
+}
+
+int main(void) {
+    char dir[4096], path[4096];
+    fixture_tmpdir(dir, sizeof dir, "hfckpt");
+    rlvr_tokenizer *tok = NULL;
+    CHECK_OK(rlvr_tokenizer_new_hf_json(&tok, hf_sample_json, sizeof hf_sample_json - 1, "sample.json"));
+    if (tok) {
+        test_round_trip(dir, tok, path, sizeof path);
+        test_damaged(path);
+    }
+    rlvr_tokenizer_free(tok);
+    fixture_rmtree(dir);
+    return test_summary("test_hf_checkpoint");
+}
