@@ -328,6 +328,19 @@ static int put_hf_json(hid_t g, const rlvr_tokenizer *tok, int level) {
     return rc;
 }
 
+/* The chat format, when it is not the native one: attribute chat_family and
+ * the Jinja text it came from (/tokenizer/chat_template, when there is one). */
+static int put_chat(hid_t g, const rlvr_tokenizer *tok, int level) {
+    size_t len = 0;
+    const char *jinja = rlvr_tokenizer_chat_template(tok, &len);
+    rlvr_chat_family f = rlvr_tokenizer_chat(tok)->family;
+    if (f == RLVR_CHAT_NATIVE && !jinja) return 0;
+    RLVR_TRY(rlvr_h5_attr_put_str(g, "chat_family", rlvr_chat_family_name(f)));
+    if (!jinja) return 0;
+    if (memchr(jinja, '\0', len)) return RLVR_FAIL(RLVR_EINVAL, "the chat template holds a NUL byte");
+    return rlvr_h5_write_text(g, "chat_template", jinja, level);
+}
+
 int rlvr_checkpoint_put_tokenizer(rlvr_checkpoint_writer *w, const rlvr_tokenizer *tok) {
     if (rlvr_ckpt_path_exists(w->file, "tokenizer"))
         return RLVR_FAIL(RLVR_EINVAL, "checkpoint %s: the tokenizer is stored twice", w->part);
@@ -342,6 +355,7 @@ int rlvr_checkpoint_put_tokenizer(rlvr_checkpoint_writer *w, const rlvr_tokenize
     hsize_t dims[2] = {(hsize_t)n, 2};
     if (rc == 0 && bpe) rc = rlvr_h5_write_array(g, "merges", RLVR_DT_I32, 2, dims, merges, w->opt.compression);
     if (rc == 0 && kind == RLVR_TOKENIZER_HF) rc = put_hf_json(g, tok, w->opt.compression);
+    if (rc == 0) rc = put_chat(g, tok, w->opt.compression);
     H5Gclose(g);
     return rc < 0 ? rlvr_error_wrap(rc, "checkpoint %s: writing the tokenizer", w->part) : 0;
 }
@@ -364,6 +378,19 @@ static int read_bpe(hid_t g, const char *path, rlvr_tokenizer **out) {
     if (rc == 0) rc = rlvr_tokenizer_new_bpe(out, m, (int32_t)dims[0]);
     free(m);
     return rc < 0 ? rlvr_error_wrap(rc, "%s", path) : 0;
+}
+
+static int read_chat(hid_t g, const char *path, rlvr_tokenizer *tok) {
+    if (!rlvr_h5_attr_exists(g, "chat_family")) return 0;
+    char family[32], what[4200], source[4200];
+    snprintf(what, sizeof what, "%s: /tokenizer", path);
+    RLVR_TRY(rlvr_h5_attr_get_str(g, "chat_family", family, sizeof family, what));
+    char *jinja = NULL;
+    if (rlvr_ckpt_path_exists(g, "chat_template")) RLVR_TRY(rlvr_h5_read_text(g, "chat_template", &jinja, what));
+    snprintf(source, sizeof source, "%s: /tokenizer/chat_template", path);
+    int rc = rlvr_tokenizer_set_chat(tok, family, jinja, jinja ? strlen(jinja) : 0, source);
+    free(jinja);
+    return rc;
 }
 
 static int read_hf(hid_t g, const char *path, rlvr_tokenizer **out) {
@@ -390,6 +417,11 @@ int rlvr_checkpoint_read_tokenizer(const rlvr_checkpoint *ck, rlvr_tokenizer **o
         else if (strcmp(kind, "hf") == 0) rc = read_hf(g, ck->path, out);
         else rc = rlvr_error_set(RLVR_EFORMAT, "%s: tokenizer kind \"%s\" (this rlvr knows byte, bpe and hf)", ck->path,
                                  kind);
+    }
+    if (rc == 0) rc = read_chat(g, ck->path, *out);
+    if (rc < 0) {
+        rlvr_tokenizer_free(*out);
+        *out = NULL;
     }
     H5Gclose(g);
     return rc;

@@ -234,7 +234,9 @@ int rlvr_chat_render_assistant_start(rlvr_token_buf *b, const rlvr_tokenizer *t,
 int rlvr_chat_render_observation(rlvr_token_buf *b, const rlvr_tokenizer *t, const rlvr_chat *c, const char *text,
                                  size_t len) {
     render r = start(b, t, RLVR_TOKEN_OBSERVATION);
-    if (c->family == RLVR_CHAT_CHATML) put_str(&r, "\n"); /* the policy's <|im_end|> came last */
+    /* the policy's <|im_end|> came last; in a fresh buffer chatml_tail cannot see it */
+    bool fresh = !(b->n > 0 && b->mask[b->n - 1] == RLVR_TOKEN_POLICY);
+    if (c->family == RLVR_CHAT_CHATML && fresh) put_str(&r, "\n");
     harness_turn(&r, c, RLVR_ROLE_TOOL, text, len);
     assistant_open(&r, c);
     return finish(&r);

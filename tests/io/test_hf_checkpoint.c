@@ -6,6 +6,7 @@
 #include "io/h5util.h"
 #include "io_fixtures.h"
 #include "policy/hf_sample.h"
+#include "policy/template.h"
 #include "test.h"
 
 /* Writes checkpoint 1 with tok; its path goes to path. */
@@ -54,6 +55,24 @@ static void test_damaged(const char *path) {
               rlvr_error_last());
 }
 
+/* A chat family whose markers the vocabulary lacks is refused naming the
+ * token; the tokenizer keeps its format (none, so rendering fails clearly). */
+static void test_chat_needs_markers(const rlvr_tokenizer *tok) {
+    rlvr_tokenizer *t = NULL;
+    CHECK_OK(rlvr_tokenizer_clone(&t, tok));
+    if (!t) return;
+    const char jinja[] = "{{ '<|im_start|>' + m + '<|im_end|>' }}";
+    CHECK(rlvr_tokenizer_set_chat(t, NULL, jinja, sizeof jinja - 1, "tokenizer_config.json") == RLVR_EFORMAT);
+    CHECK_MSG(strstr(rlvr_error_last(), "tokenizer_config.json") && strstr(rlvr_error_last(), "<|im_start|>"), "%s",
+              rlvr_error_last());
+    CHECK(rlvr_tokenizer_chat(t)->family == RLVR_CHAT_NATIVE);
+    rlvr_token_buf b = {0};
+    CHECK(rlvr_template_begin(&b, t) == RLVR_EINVAL);
+    CHECK_MSG(strstr(rlvr_error_last(), "no chat format"), "%s", rlvr_error_last());
+    rlvr_token_buf_free(&b);
+    rlvr_tokenizer_free(t);
+}
+
 int main(void) {
     char dir[4096], path[4096];
     fixture_tmpdir(dir, sizeof dir, "hfckpt");
@@ -62,6 +81,7 @@ int main(void) {
     if (tok) {
         test_round_trip(dir, tok, path, sizeof path);
         test_damaged(path);
+        test_chat_needs_markers(tok);
     }
     rlvr_tokenizer_free(tok);
     fixture_rmtree(dir);
