@@ -57,7 +57,8 @@ int rlvr_chat_recognise(const char *jinja, size_t len, const char *source, rlvr_
     return RLVR_FAIL(RLVR_EFORMAT,
                      "%s: the chat template is none of the families rlvr renders (chatml: <|im_start|>/<|im_end|>, "
                      "llama3: <|start_header_id|>/<|eot_id|>, mistral: [INST]/[/INST]); if the model follows one of "
-                     "them, name it with [template] family = chatml|llama3|mistral",
+                     "them, name it: `rlvr model import --template chatml|llama3|mistral`, or [template] family in "
+                     "the run's configuration",
                      source);
 }
 

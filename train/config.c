@@ -45,6 +45,16 @@ const rlvr_config_key rlvr_tokenizer_config_keys[] = {
     RLVR_KEY_END,
 };
 
+const rlvr_config_key rlvr_pretrained_config_keys[] = {
+    RLVR_KEY_STRING("pretrained", "checkpoint", rlvr_pretrained_config, checkpoint, "",
+        "a checkpoint written by `rlvr model import`: the run's model shape, initial weights, tokenizer and chat "
+        "format are that model's ([model]'s shape keys and [tokenizer] are then not used); empty = the run's own"),
+    RLVR_KEY_ENUM_NAME("template", "family", rlvr_pretrained_config, family, "auto", "auto|native|chatml|llama3|mistral",
+        "how a pretrained model's turns are rendered: auto = the family recognised from its chat template at "
+        "import; a name renders that family instead (for a template rlvr does not recognise)"),
+    RLVR_KEY_END,
+};
+
 const rlvr_config_key rlvr_train_config_keys[] = {
     RLVR_KEY_I64("train", "steps", rlvr_train_config, steps, "100", 1, 1e12,
         "optimizer steps of `rlvr train` (a resumed run continues to this step)"),
@@ -95,6 +105,11 @@ int rlvr_train_config_read(rlvr_train_config *o, const rlvr_config *cfg) {
                                  "steps between promotions (synchronous rollouts always use the newest weights)");
     if (!o->init[0]) return rlvr_config_error(cfg, "train", "init", "must be sft, scratch or a checkpoint path");
     return 0;
+}
+
+int rlvr_pretrained_config_read(rlvr_pretrained_config *o, const rlvr_config *cfg) {
+    RLVR_TRY(rlvr_config_fill(cfg, rlvr_pretrained_config_keys, "pretrained", o));
+    return rlvr_config_fill(cfg, rlvr_pretrained_config_keys, "template", o);
 }
 
 int rlvr_tokenizer_config_read(rlvr_tokenizer_config *o, const rlvr_config *cfg) {

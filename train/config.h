@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 extern const rlvr_config_key rlvr_tokenizer_config_keys[];
+extern const rlvr_config_key rlvr_pretrained_config_keys[];
 extern const rlvr_config_key rlvr_sft_config_keys[];
 extern const rlvr_config_key rlvr_train_config_keys[];
 extern const rlvr_config_key rlvr_quickstart_config_keys[];
@@ -32,7 +33,7 @@ extern const rlvr_config_key rlvr_quickstart_config_keys[];
         rlvr_rl_plan_config_keys, rlvr_sandbox_config_keys, rlvr_enclave_config_keys,                  \
         rlvr_tasks_config_keys, rlvr_harness_config_keys, rlvr_layout_config_keys, rlvr_io_config_keys, \
         rlvr_tokenizer_config_keys, rlvr_sft_config_keys, rlvr_train_config_keys,                      \
-        rlvr_quickstart_config_keys, rlvr_gate_config_keys
+        rlvr_quickstart_config_keys, rlvr_gate_config_keys, rlvr_pretrained_config_keys
 
 /* NULL-terminated: RLVR_TRAIN_SCHEMA_TABLES. For callers that open a run
  * without the command: benchmarks, tests. */
@@ -69,6 +70,12 @@ typedef struct {
     int64_t corpus_demos; /* bpe: demonstrations whose text the merges are learned from */
 } rlvr_tokenizer_config;
 
+/* [pretrained] and [template]: a run that starts from an imported model. */
+typedef struct {
+    const char *checkpoint; /* `rlvr model import` output; "" = the run's own model and tokenizer */
+    const char *family;     /* [template] family: "auto" (the checkpoint's) or a family name (policy/chat.h) */
+} rlvr_pretrained_config;
+
 /* [quickstart]: the `rlvr quickstart` command's own settings. */
 typedef struct {
     int64_t eval_samples; /* samples per held-out task of its evaluations */
@@ -81,5 +88,6 @@ int rlvr_sft_config_read(rlvr_sft_config *o, const rlvr_config *cfg);
 int rlvr_train_config_read(rlvr_train_config *o, const rlvr_config *cfg);
 int rlvr_tokenizer_config_read(rlvr_tokenizer_config *o, const rlvr_config *cfg);
 int rlvr_quickstart_config_read(rlvr_quickstart_config *o, const rlvr_config *cfg);
+int rlvr_pretrained_config_read(rlvr_pretrained_config *o, const rlvr_config *cfg);
 
 #endif

@@ -35,6 +35,10 @@ int rlvr_run_path(char *out, size_t cap, const char *dir, const char *leaf) {
 static int cross_checks(rlvr_run *r) {
     const rlvr_config *cfg = r->cfg;
     int64_t bpe_ids = RLVR_TOKENIZER_FIRST_MERGE + r->tokenizer.merges;
+    if (r->tokenizer.bpe && r->pretrained.checkpoint[0])
+        return rlvr_config_error(cfg, "tokenizer", "kind",
+                                 "bpe learns a tokenizer for the run's own model, and [pretrained] checkpoint brings "
+                                 "the model's own: set kind = byte (it is then not used) or remove the checkpoint");
     if (r->tokenizer.bpe && r->model.vocab < bpe_ids)
         return rlvr_config_error(cfg, "model", "vocab",
                                  "%d is smaller than the %lld ids a BPE tokenizer of [tokenizer] merges = %lld may "
@@ -58,12 +62,53 @@ static int cross_checks(rlvr_run *r) {
     return 0;
 }
 
+/* [pretrained] checkpoint: the model's shape replaces [model]'s (its
+ * init_seed and init_std are unused: the weights are the checkpoint's). */
+static int pretrained_model_config(rlvr_run *r) {
+    rlvr_checkpoint *ck = NULL;
+    int rc = rlvr_checkpoint_open(&ck, r->pretrained.checkpoint);
+    if (rc == 0) rc = rlvr_checkpoint_model_config(ck, &r->model);
+    rlvr_checkpoint_close(ck);
+    if (rc < 0) return rlvr_error_wrap(rc, "[pretrained] checkpoint = %s", r->pretrained.checkpoint);
+    return 0;
+}
+
+/* The pretrained model's tokenizer, with [template] family applied. */
+static int pretrained_tokenizer(rlvr_run *r) {
+    rlvr_checkpoint *ck = NULL;
+    rlvr_tokenizer *tok = NULL;
+    int rc = rlvr_checkpoint_open(&ck, r->pretrained.checkpoint);
+    if (rc == 0) rc = rlvr_checkpoint_read_tokenizer(ck, &tok);
+    rlvr_checkpoint_close(ck);
+    if (rc == 0 && strcmp(r->pretrained.family, "auto") != 0) {
+        size_t len = 0;
+        const char *jinja = rlvr_tokenizer_chat_template(tok, &len);
+        rc = rlvr_tokenizer_set_chat(tok, r->pretrained.family, jinja, len, r->pretrained.checkpoint);
+    }
+    if (rc == 0 && rlvr_tokenizer_kind_of(tok) == RLVR_TOKENIZER_HF &&
+        rlvr_tokenizer_chat(tok)->family == RLVR_CHAT_NATIVE)
+        rc = rlvr_config_error(r->cfg, "template", "family",
+                               "%s has no chat format (its tokenizer has no native special tokens): name the "
+                               "family the model was tuned with, chatml, llama3 or mistral",
+                               r->pretrained.checkpoint);
+    if (rc == 0) rc = rlvr_tokenizer_check_model(tok, &r->model);
+    if (rc < 0) {
+        rlvr_tokenizer_free(tok);
+        return rlvr_error_wrap(rc, "[pretrained] checkpoint = %s", r->pretrained.checkpoint);
+    }
+    r->tok = tok;
+    return 0;
+}
+
 /* Everything after the configuration is in r->cfg: the modules' settings,
  * the cross-key rules, the tokenizer. */
 static int run_settle(rlvr_run *r, const char *out_dir) {
     int rc = rlvr_io_settings_read(&r->io, r->cfg);
     if (rc == 0 && out_dir) rc = rlvr_io_settings_set_run_dir(&r->io, out_dir);
     if (rc == 0) rc = rlvr_model_config_read(&r->model, r->cfg);
+    if (rc == 0) rc = rlvr_pretrained_config_read(&r->pretrained, r->cfg);
+    bool pretrained = rc == 0 && r->pretrained.checkpoint[0];
+    if (pretrained) rc = pretrained_model_config(r);
     if (rc == 0) rc = rlvr_adamw_config_read(&r->optim, r->cfg);
     if (rc == 0) rc = rlvr_sampler_config_from(&r->sampler, r->cfg);
     if (rc == 0) rc = rlvr_sampler_config_validate(r->cfg, &r->model);
@@ -76,7 +121,8 @@ static int run_settle(rlvr_run *r, const char *out_dir) {
     if (rc == 0) rc = rlvr_tokenizer_config_read(&r->tokenizer, r->cfg);
     if (rc == 0) r->stop_step = r->train.steps;
     if (rc == 0) rc = cross_checks(r);
-    if (rc == 0) rc = rlvr_tokenizer_new_byte(&r->tok);
+    if (rc == 0 && pretrained) rc = pretrained_tokenizer(r);
+    if (rc == 0 && !pretrained) rc = rlvr_tokenizer_new_byte(&r->tok);
     if (rc == 0) rc = rlvr_tokenizer_check_model(r->tok, &r->model);
     r->tok_pending = r->tokenizer.bpe;
     if (rc == 0) rc = rlvr_run_reload_tokenizer(r);
@@ -503,7 +549,22 @@ int rlvr_run_require_tokenizer(rlvr_run *r) {
 
 /* ---- models -------------------------------------------------------------------------- */
 
-int rlvr_run_new_model(const rlvr_run *r, rlvr_model **out) { return rlvr_model_new(out, &r->model); }
+int rlvr_run_new_model(const rlvr_run *r, rlvr_model **out) {
+    if (!r->pretrained.checkpoint[0]) return rlvr_model_new(out, &r->model);
+    /* the pretrained weights (their tokenizer was checked when the run opened) */
+    rlvr_checkpoint *ck = NULL;
+    rlvr_model *m = NULL;
+    int rc = rlvr_checkpoint_open(&ck, r->pretrained.checkpoint);
+    if (rc == 0) rc = rlvr_model_new(&m, &r->model);
+    if (rc == 0) rc = rlvr_checkpoint_read_model(ck, m);
+    rlvr_checkpoint_close(ck);
+    if (rc < 0) {
+        rlvr_model_free(m);
+        return rlvr_error_wrap(rc, "[pretrained] checkpoint = %s", r->pretrained.checkpoint);
+    }
+    *out = m;
+    return 0;
+}
 
 int rlvr_run_load_model(rlvr_run *r, const char *checkpoint_path, bool moments, rlvr_model **out) {
     rlvr_checkpoint *ck = NULL;

@@ -46,6 +46,7 @@ typedef struct {
     rlvr_train_config train;
     int64_t stop_step;            /* the last step this job takes: [train] steps, or --until-step */
     rlvr_tokenizer_config tokenizer;
+    rlvr_pretrained_config pretrained; /* [pretrained], [template] */
     rlvr_tokenizer *tok;          /* the run's tokenizer (rlvr_run_set_tokenizer) */
     bool tok_pending;             /* [tokenizer] kind = bpe and none yet: tok is a byte placeholder */
     /* the pool (rlvr_run_pool) */
