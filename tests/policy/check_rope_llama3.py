@@ -5,19 +5,15 @@ usage: PYTHON check_rope_llama3.py ROPE_FREQS
 For Llama 3.1 and 3.2's parameters and the test models', every inverse
 frequency rope_freqs prints (rlvr's rope_inv_freq, double) must agree with
 ROPE_INIT_FUNCTIONS["llama3"] (float32) within 1e-6 relative: a few float32
-ulps, far less than the smallest step between bands would cause. Exit 77
-(skipped) when transformers is missing (scripts/pyref.sh makes the venv).
+ulps, far less than the smallest step between bands would cause. Run with
+the venv scripts/pyref.sh makes (transformers 4.45.2).
 """
 import logging
 import subprocess
 import sys
 
-try:
-    from transformers import LlamaConfig
-    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
-except ImportError:
-    sys.stderr.write("check_rope_llama3.py: transformers is not installed for this interpreter; skipping\n")
-    sys.exit(77)
+from transformers import LlamaConfig
+from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
 
 # theta, head_dim, factor, low_freq_factor, high_freq_factor, original_max_position_embeddings
 CASES = [
