@@ -1,0 +1,25 @@
+/* io/model_tokenizer.h — a pretrained model's tokenizer with its chat
+ * format (policy/chat.h), as `rlvr model import` stores it in the
+ * checkpoint.
+ *
+ * From a Hugging Face directory: tokenizer.json (policy/tokenizer.h, the HF
+ * kind) and the chat template of tokenizer_config.json ("chat_template": a
+ * string, or a list of {"name", "template"} of which "default" or else the
+ * first is taken). From a GGUF file: the tokenizer.ggml.* vocabulary
+ * (io/gguf_tokenizer.h) and tokenizer.chat_template.
+ *
+ * `family` NULL recognises the family from the template; a family name
+ * ("chatml", "llama3", "mistral") renders that family instead, for a
+ * template rlvr does not recognise or a model without one. Errors name the
+ * file: a missing tokenizer.json, a tokenizer of a kind rlvr does not read,
+ * no template and no family, a template of no family. */
+#ifndef RLVR_IO_MODEL_TOKENIZER_H
+#define RLVR_IO_MODEL_TOKENIZER_H
+
+#include "io/gguf.h"
+#include "policy/tokenizer.h"
+
+int rlvr_hf_dir_tokenizer(rlvr_tokenizer **out, const char *dir, const char *family);
+int rlvr_gguf_chat_tokenizer(rlvr_tokenizer **out, const rlvr_gguf *g, const char *path, const char *family);
+
+#endif
