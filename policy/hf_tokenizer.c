@@ -134,14 +134,19 @@ static int spans_push(spans_t *s, size_t off, size_t len, int32_t id) {
     return 0;
 }
 
-/* Where ids go: the first cap are stored, all are counted. */
+/* Where ids go: the first cap are stored, all are counted. `flags` is set
+ * when special ids must not come out (encode without specials): the first
+ * one that would is kept in `special`. */
 typedef struct {
     int32_t *out;
     int32_t cap;
     int64_t n;
+    const uint8_t *flags;
+    int32_t special;
 } sink_t;
 
 static void sink_put(sink_t *s, int32_t id) {
+    if (s->flags && (s->flags[id] & ID_SPECIAL) && s->special < 0) s->special = id;
     if (s->out && s->n < s->cap) s->out[s->n] = id;
     s->n++;
 }
@@ -1036,7 +1041,7 @@ int rlvr_hf_encode(const rlvr_hf_tokenizer *h, const char *text, size_t len, boo
                    int32_t cap, int64_t *n) {
     work_t k = {0};
     spans_t raw = {0};
-    sink_t sink = {out, cap, 0};
+    sink_t sink = {out, cap, 0, specials ? NULL : h->flags, -1};
     int rc = 0;
     k.md = pcre2_match_data_create(1, NULL);
     if (!k.md) rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
@@ -1047,6 +1052,11 @@ int rlvr_hf_encode(const rlvr_hf_tokenizer *h, const char *text, size_t len, boo
     }
     free(raw.v);
     work_free(&k);
+    /* a vocabulary whose merges (or ignore_merges) spell a special token
+     * from plain text would let text end a turn: refused rather than given */
+    if (rc == 0 && sink.special >= 0)
+        rc = RLVR_FAIL(RLVR_EFORMAT, "%s: the text's BPE gives special token %d (\"%s\"); encode never gives specials",
+                       h->source, (int)sink.special, h->text[sink.special]);
     if (rc == 0) *n = sink.n;
     return rc;
 }

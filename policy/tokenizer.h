@@ -126,7 +126,9 @@ bool rlvr_tokenizer_is_special(const rlvr_tokenizer *t, int32_t id);
  * (nothing beyond cap is written). Never produces special ids: the HF kind
  * cuts only its non-special added tokens out of the text and encodes the
  * text of special ones as ordinary bytes (tokenizers with
- * encode_special_tokens = True). */
+ * encode_special_tokens = True). Should the file's merges spell a special
+ * token from plain text, encode fails with RLVR_EFORMAT rather than give
+ * its id. */
 int rlvr_tokenizer_encode(const rlvr_tokenizer *t, const char *text, size_t len, int32_t *out, int32_t cap,
                           int32_t *n_out);
 /* The same, except that special tokens spelled in the text become their

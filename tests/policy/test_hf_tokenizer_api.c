@@ -97,6 +97,26 @@ static void test_identity(const rlvr_tokenizer *t) {
     CHECK_OK(rlvr_tokenizer_check_model(t, &cfg));
 }
 
+/* A special token that BPE spells from plain text ("a" made special): encode
+ * refuses rather than give its id; encode_specials gives it. */
+static void test_special_from_bpe(void) {
+    char json[sizeof hf_sample_json + 16];
+    const char *from = strstr(hf_sample_json, "\"id\": 5, \"content\": \"<|im_end|>\"");
+    if (!from) return;
+    size_t head = (size_t)(from - hf_sample_json);
+    int k = snprintf(json, sizeof json, "%.*s\"id\": 0, \"content\": \"a\"%s", (int)head, hf_sample_json,
+                     from + strlen("\"id\": 5, \"content\": \"<|im_end|>\""));
+    rlvr_tokenizer *t = NULL;
+    CHECK_OK(rlvr_tokenizer_new_hf_json(&t, json, (size_t)k, "a.json"));
+    if (!t) return;
+    int32_t ids[8], n = -1;
+    CHECK(rlvr_tokenizer_encode(t, "ba", 2, ids, 8, &n) == RLVR_EFORMAT);
+    CHECK_MSG(strstr(rlvr_error_last(), "a.json: the text's BPE gives special token 0"), "%s", rlvr_error_last());
+    CHECK_OK(rlvr_tokenizer_encode_specials(t, "ba", 2, ids, 8, &n));
+    CHECK(ids_are(ids, n, (const int32_t[]){1, 0}, 2));
+    rlvr_tokenizer_free(t);
+}
+
 /* rlvr's own kinds: encode_specials turns printed names into their ids, longest first. */
 static void test_own_kinds(void) {
     rlvr_tokenizer *byte = NULL, *bpe = NULL;
@@ -133,5 +153,6 @@ int main(void) {
         rlvr_tokenizer_free(t);
     }
     test_own_kinds();
+    test_special_from_bpe();
     return test_summary("test_hf_tokenizer_api");
 }
