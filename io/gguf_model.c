@@ -83,7 +83,7 @@ static int parse_config(const rlvr_gguf *g, const char *path, const rlvr_port_op
                         const char **arch) {
     RLVR_TRY(arch_of(g, path, arch));
     const char *a = *arch;
-    *m = (rlvr_model_config){0};
+    rlvr_port_config_init(m);
     int ctx = 0, rope_dims = 0;
     RLVR_TRY(get_int(g, path, a, "embedding_length", 0, &m->d_model));
     RLVR_TRY(get_int(g, path, a, "block_count", 0, &m->n_layers));

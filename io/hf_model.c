@@ -162,7 +162,7 @@ static int refuse_unsupported(const hf_config *c, const char *arch, const rlvr_m
 
 static int parse_config(const hf_config *c, const rlvr_port_options *opt, rlvr_model_config *m, const char **arch) {
     RLVR_TRY(arch_of(c, arch));
-    *m = (rlvr_model_config){0};
+    rlvr_port_config_init(m);
     int max_pos = 0;
     double theta = 0, eps = 0;
     RLVR_TRY(get_int(c, "hidden_size", 0, &m->d_model));

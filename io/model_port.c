@@ -115,6 +115,16 @@ int rlvr_port_max_seq(int trained, const rlvr_port_options *opt) {
     return trained < cap ? trained : cap;
 }
 
+/* [model]'s defaults of the two keys a pretrained model has no value for
+ * (docs/CONFIG.md), so that a run's [model] section equals the imported
+ * configuration with only the architecture keys set. */
+#define DEFAULT_INIT_SEED 1234
+#define DEFAULT_INIT_STD 0.02f
+
+void rlvr_port_config_init(rlvr_model_config *c) {
+    *c = (rlvr_model_config){.init_seed = DEFAULT_INIT_SEED, .init_std = DEFAULT_INIT_STD};
+}
+
 int rlvr_port_new_model(rlvr_model **out, const rlvr_model_config *cfg, int (*fill)(rlvr_model *m, void *user),
                         void *user) {
     rlvr_model *m = NULL;
@@ -158,14 +168,15 @@ int rlvr_port_save_checkpoint(const char *path, rlvr_model *m, const rlvr_tokeni
     char tmpdir[4096], written[4200] = "";
     if ((size_t)snprintf(tmpdir, sizeof tmpdir, "%s.tmp", path) >= sizeof tmpdir)
         return RLVR_FAIL(RLVR_EINVAL, "checkpoint path too long: %s", path);
+    if (access(path, F_OK) == 0)
+        return RLVR_FAIL(RLVR_ESTATE, "%s exists: remove it or write the checkpoint elsewhere", path);
     if (access(tmpdir, F_OK) == 0)
         return RLVR_FAIL(RLVR_ESTATE, "%s exists (another import writing %s, or one that crashed): remove it", tmpdir,
                          path);
     int rc = write_in(tmpdir, m, tok, written, sizeof written);
-    if (rc == 0 && rename(written, path) != 0) rc = rlvr_error_errno_at(__FILE__, __LINE__, "renaming %s to %s", written, path);
-    else if (rc == 0) written[0] = 0;
+    if (rc == 0) rc = rlvr_port_publish(written, path);
+    if (rc == 0) written[0] = 0;
     remove_tmpdir(tmpdir, written);
-    if (rc == 0) rc = rlvr_fsync_parent_dir(path);
     return rc < 0 ? rlvr_error_wrap(rc, "writing checkpoint %s", path) : 0;
 }
 

@@ -66,6 +66,12 @@ bool rlvr_port_is_rope_rows(int tensor);
  * or back. RLVR_ENOMEM. */
 int rlvr_port_permute_rope(float *w, size_t rows, size_t cols, int head_dim, bool to_interleaved);
 
+/* A zeroed configuration with [model]'s defaults for init_seed and init_std
+ * (a pretrained model has no value for them), so that a run's [model]
+ * section equals an imported configuration with only the architecture keys
+ * set ([train] init loads only into an equal configuration). */
+void rlvr_port_config_init(rlvr_model_config *c);
+
 /* max_seq for a model that was trained on `trained` positions under the
  * options' cap. */
 int rlvr_port_max_seq(int trained, const rlvr_port_options *opt);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static void usage(FILE *out) {
     fprintf(out,
@@ -72,6 +73,10 @@ static int cmd_import(int argc, char **argv) {
     if (!src || !out) {
         usage(stderr);
         return RLVR_EXIT_USAGE;
+    }
+    if (access(out, F_OK) == 0) { /* before the long load; the library checks again */
+        fprintf(stderr, "rlvr model import: %s exists: remove it or choose another --out\n", out);
+        return RLVR_EXIT_FAILURE;
     }
     rlvr_port_options opt = {.max_seq = (int)max_seq, .progress = progress, .progress_user = "import"};
     rlvr_model *m = NULL;
@@ -135,14 +140,16 @@ static int cmd_export(int argc, char **argv) {
     return rc < 0 ? rlvr_cmd_fail("model export", rc) : RLVR_EXIT_OK;
 }
 
+/* The [model] section a run needs to start from the model ([train] init =
+ * CKPT loads only into an equal configuration): ready to paste. */
 static void print_config(const char *src, const char *arch, const rlvr_model_config *c) {
-    printf("%s\n  architecture  %s\n  vocab         %d\n  d_model       %d\n  n_layers      %d\n"
-           "  n_heads       %d (kv %d, head_dim %d)\n  d_ff          %d\n  max_seq       %d\n"
-           "  rope_theta    %g%s\n  norm_eps      %g\n  tied head     %s\n  qkv_bias      %s\n",
-           src, arch, c->vocab, c->d_model, c->n_layers, c->n_heads, c->n_kv_heads, c->d_model / c->n_heads, c->d_ff,
-           c->max_seq, (double)c->rope_theta,
-           c->rope_scaling.kind == RLVR_ROPE_SCALING_LLAMA3 ? " (llama3 scaling)" : "", (double)c->norm_eps,
-           c->tie_embeddings ? "yes" : "no", c->qkv_bias ? "yes" : "no");
+    printf("# %s: %s, head_dim %d%s%s\n[model]\nvocab = %d\nd_model = %d\nn_layers = %d\nn_heads = %d\n"
+           "n_kv_heads = %d\nd_ff = %d\nmax_seq = %d\nrope_theta = %.9g\nnorm_eps = %.9g\ntie_embeddings = %s\n"
+           "init_seed = %llu\ninit_std = %.9g\n",
+           src, arch, c->d_model / c->n_heads, c->qkv_bias ? ", q/k/v biases" : "",
+           c->rope_scaling.kind == RLVR_ROPE_SCALING_LLAMA3 ? ", llama3 RoPE scaling" : "", c->vocab, c->d_model,
+           c->n_layers, c->n_heads, c->n_kv_heads, c->d_ff, c->max_seq, (double)c->rope_theta, (double)c->norm_eps,
+           c->tie_embeddings ? "true" : "false", (unsigned long long)c->init_seed, (double)c->init_std);
 }
 
 static int cmd_info(int argc, char **argv) {

@@ -390,6 +390,26 @@ def variant(name, edit_config=None, edit_tensors=None, edit_file=None):
     return dst
 
 
+def windows(d):
+    """A Mistral window below the context is refused; --max-seq within the
+    window imports; `model info` shows it; an existing --out is refused."""
+    expect_refusal("Mistral sliding_window below the context", [d], [d + "/config.json", "sliding_window"])
+    info = run(rlvr, "model", "info", d)
+    if info.returncode == 0:
+        fail("model info: a refused directory gave exit 0")
+    ckpt = os.path.join(work, "window.h5")
+    if not rlvr_import(d, ckpt, ["--max-seq", "64"]):
+        return
+    info = run(rlvr, "model", "info", ckpt)
+    for line in ("[model]", "max_seq = 64", "d_model = 64", "n_kv_heads = 2", "tie_embeddings = false"):
+        if line not in info.stdout:
+            fail(f"model info {ckpt}: no line {line!r} in {info.stdout!r}")
+    r = run(rlvr, "model", "import", d, "--out", ckpt, "--max-seq", "64")
+    if r.returncode != 1 or "exists" not in r.stderr:
+        fail(f"import over an existing checkpoint: exit {r.returncode}: {r.stderr.strip()}")
+    print(f"{case}: --max-seq 64 within the window imports; model info; no overwrite")
+
+
 def bad_case():
     src = os.path.join(work, "src")
     make_model("bad").save_pretrained(src, safe_serialization=True)
@@ -420,6 +440,11 @@ def bad_case():
             f.truncate(os.path.getsize(path) - 100)
     d = variant("truncated", edit_file=truncate)
     expect_refusal("truncated safetensors", [d], [d + "/model.safetensors"])
+    windows(variant("window", lambda c: c.update(architectures=["MistralForCausalLM"], model_type="mistral",
+                                                  sliding_window=64)))
+    d = variant("qwen_window", lambda c: c.update(architectures=["Qwen2ForCausalLM"], model_type="qwen2",
+                                                  use_sliding_window=True))
+    expect_refusal("Qwen2 use_sliding_window", [d], [d + "/config.json", "use_sliding_window"])
     weights, cfg = hf_weights(src)
     path = os.path.join(work, "gpt2.gguf")
     write_gguf(path, gguf_tensors(weights, cfg, "llama"), cfg, "gpt2", Q.F32)
