@@ -111,6 +111,62 @@ def rlvr_logprobs(ckpt, ids):
     return np.array(json.loads(r.stdout)["logprobs"])
 
 
+def rope_inv_freq(cfg):
+    """RoPE frequencies as policy/model.h defines them (LLAMA3 scaling included)."""
+    hd = cfg.hidden_size // cfg.num_attention_heads
+    f = cfg.rope_theta ** (-np.arange(0, hd, 2, dtype=np.float64) / hd)
+    rs = getattr(cfg, "rope_scaling", None)
+    if rs:
+        orig, lo, hi, factor = (rs["original_max_position_embeddings"], rs["low_freq_factor"],
+                                rs["high_freq_factor"], rs["factor"])
+        wave = 2 * np.pi / f
+        s = np.clip((orig / wave - lo) / (hi - lo), 0.0, 1.0)
+        f = np.where(wave < orig / hi, f, np.where(wave > orig / lo, f / factor, (1 - s) * f / factor + s * f))
+    return f
+
+
+def numpy_logprobs(ckpt, cfg, ids):
+    """rlvr's forward written out in numpy (float64) from the checkpoint's
+    tensors: interleaved RoPE pairs, q/k/v biases, grouped-query attention.
+    It checks the import's layout against the model's definition, whether or
+    not this build's forward computes the architecture yet."""
+    with h5py.File(ckpt, "r") as h5:
+        p = {k: h5["model/params/" + k][...].astype(np.float64) for k in h5["model/params"]}
+    H, KV = cfg.num_attention_heads, cfg.num_key_value_heads
+    hd, T, eps = cfg.hidden_size // H, len(ids), cfg.rms_norm_eps
+    ang = np.arange(T)[:, None] * rope_inv_freq(cfg)[None, :]
+    cos, sin = np.cos(ang)[:, None, :], np.sin(ang)[:, None, :]
+
+    def norm(x, w):
+        return x / np.sqrt((x * x).mean(-1, keepdims=True) + eps) * w
+
+    def rope(x, n):
+        x = x.reshape(T, n, hd // 2, 2)
+        a, b = x[..., 0], x[..., 1]
+        return np.stack([a * cos - b * sin, a * sin + b * cos], -1).reshape(T, n, hd)
+
+    x = p["embed"][ids]
+    mask = np.triu(np.full((T, T), -np.inf), 1)
+    for layer in range(cfg.num_hidden_layers):
+        h = norm(x, p["attn_norm"][layer])
+        q, k, v = (h @ p[w][layer].T + (p["b" + w[1]][layer] if "b" + w[1] in p else 0) for w in ("wq", "wk", "wv"))
+        q, k, v = rope(q, H), rope(k, KV), v.reshape(T, KV, hd)
+        out = np.empty((T, H, hd))
+        for head in range(H):
+            kvh = head // (H // KV)
+            a = q[:, head] @ k[:, kvh].T / np.sqrt(hd) + mask
+            a = np.exp(a - a.max(-1, keepdims=True))
+            out[:, head] = (a / a.sum(-1, keepdims=True)) @ v[:, kvh]
+        x = x + out.reshape(T, H * hd) @ p["wo"][layer].T
+        h = norm(x, p["mlp_norm"][layer])
+        g = h @ p["w_gate"][layer].T
+        x = x + (g / (1 + np.exp(-g)) * (h @ p["w_up"][layer].T)) @ p["w_down"][layer].T
+    logits = norm(x, p["final_norm"]) @ p.get("lm_head", p["embed"]).T
+    lp = logits - logits.max(-1, keepdims=True)
+    lp = lp - np.log(np.exp(lp).sum(-1, keepdims=True))
+    return np.array([lp[t, ids[t + 1]] for t in range(T - 1)])
+
+
 def compare_logprobs(what, got, want):
     if got is None:
         return
@@ -336,8 +392,9 @@ def model_case():
         return
     if os.path.exists(ckpt + ".tmp"):
         fail("import left its temporary directory behind")
-    compare_logprobs("safetensors import", rlvr_logprobs(ckpt, ids), want)
     weights, cfg = hf_weights(src)
+    compare_logprobs("checkpoint tensors through a numpy forward", numpy_logprobs(ckpt, cfg, ids), want)
+    compare_logprobs("safetensors import", rlvr_logprobs(ckpt, ids), want)
     if cfg.tie_word_embeddings:
         weights.pop("lm_head.weight", None)
     check_hf_export(ckpt, weights, ids, want)
