@@ -1,7 +1,6 @@
 /* io/hf_export.c — a model as a Hugging Face Llama or Qwen2 directory. */
 #include "io/hf_export.h"
 #include "core/error.h"
-#include "io/h5util.h"
 #include "io/hf_model.h"
 #include "io/safetensors_write.h"
 
@@ -57,21 +56,30 @@ static json_t *config_json(const rlvr_model_config *c, rlvr_export_dtype dtype) 
     return j;
 }
 
-static int write_json(const char *dir, const char *name, json_t *j) {
+/* One file of the temporary directory (the directory's rename is what
+ * makes the export atomic; each file is fsynced before it). */
+static int write_bytes(const char *dir, const char *name, const char *data, size_t len) {
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (!f) return rlvr_error_errno_at(__FILE__, __LINE__, "creating %s", path);
+    int bad = fwrite(data, 1, len, f) != len || fflush(f) != 0 || fsync(fileno(f)) != 0;
+    bad |= fclose(f) != 0;
+    return bad ? rlvr_error_errno_at(__FILE__, __LINE__, "writing %s", path) : 0;
+}
+
+static int write_json(const char *dir, const char *name, json_t *j) {
     char *text = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
     json_decref(j);
-    if (!text) return RLVR_FAIL(RLVR_ENOMEM, "out of memory building %s", path);
-    size_t n = strlen(text);
-    char *nl = realloc(text, n + 2);
-    if (!nl) {
+    size_t n = text ? strlen(text) : 0;
+    char *line = text ? realloc(text, n + 2) : NULL;
+    if (!line) {
         free(text);
-        return RLVR_FAIL(RLVR_ENOMEM, "out of memory building %s", path);
+        return RLVR_FAIL(RLVR_ENOMEM, "out of memory building %s/%s", dir, name);
     }
-    memcpy(nl + n, "\n", 2);
-    int rc = rlvr_write_file_atomic(path, nl);
-    free(nl);
+    line[n] = '\n';
+    int rc = write_bytes(dir, name, line, n + 1);
+    free(line);
     return rc;
 }
 
@@ -118,11 +126,8 @@ static int write_all(const rlvr_model *m, const char *dir, const rlvr_export_opt
     int rc = write_json(dir, "config.json", config_json(c, opt->dtype));
     if (rc == 0)
         rc = write_json(dir, "generation_config.json", json_pack("{s:b}", "_from_model_config", 1));
-    if (rc == 0 && opt->tokenizer_json) {
-        char path[4200];
-        snprintf(path, sizeof path, "%s/tokenizer.json", dir);
-        rc = rlvr_write_file_atomic(path, opt->tokenizer_json);
-    }
+    if (rc == 0 && opt->tokenizer_json)
+        rc = write_bytes(dir, "tokenizer.json", opt->tokenizer_json, opt->tokenizer_json_len);
     if (rc == 0) rc = write_weights(m, dir, opt);
     return rc;
 }
@@ -130,8 +135,7 @@ static int write_all(const rlvr_model *m, const char *dir, const rlvr_export_opt
 /* Removes what an export left in its temporary directory. */
 static void remove_tmp(const char *tmp) {
     static const char *const files[] = {"config.json", "generation_config.json", "tokenizer.json",
-                                        "model.safetensors", "config.json.part", "generation_config.json.part",
-                                        "tokenizer.json.part"};
+                                        "model.safetensors"};
     char path[4200];
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         snprintf(path, sizeof path, "%s/%s", tmp, files[i]);

@@ -94,7 +94,8 @@ typedef enum { RLVR_EXPORT_F32 = 0, RLVR_EXPORT_F16, RLVR_EXPORT_BF16 } rlvr_exp
 
 typedef struct {
     rlvr_export_dtype dtype;        /* matrices; GGUF keeps vectors in F32 as llama.cpp does */
-    const char *tokenizer_json;     /* HF: written as tokenizer.json when non-NULL */
+    const char *tokenizer_json;     /* HF: written as tokenizer.json when non-NULL ... */
+    size_t tokenizer_json_len;      /* ... this many bytes (rlvr_tokenizer_hf_json gives both) */
     rlvr_port_progress_fn progress; /* may be NULL */
     void *progress_user;
 } rlvr_export_options;

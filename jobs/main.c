@@ -32,8 +32,8 @@ const rlvr_command rlvr_commands[] = {
     {"report", "RUN [--out FILE.html] [--sweep DIR]", "one self-contained HTML page of a run's metrics, gates and sweeps (SVG charts)", rlvr_cmd_report},
     {"submit", "CONFIG [--out RUNDIR] [--dry-run]", "the run as a Slurm chain: SFT, RL segments, a gate after each", rlvr_cmd_submit},
     {"status", "RUNDIR", "a run's Slurm chain: job states, markers, checkpoints, last metrics", rlvr_cmd_status},
-    {"model", "import SRC --out CKPT | export CKPT --out DIR | info SRC", "pretrained Llama/Mistral/Qwen2 weights (HF directory or GGUF) in and out of checkpoints", rlvr_cmd_model},
     {"cancel", "RUNDIR", "cancel the queued and running jobs of a run's Slurm chain", rlvr_cmd_cancel},
+    {"model", "import|export|info ... (model help)", "pretrained Llama/Mistral/Qwen2 weights (HF directory, GGUF) in and out of checkpoints", rlvr_cmd_model},
     {NULL, NULL, NULL, NULL},
 };
 

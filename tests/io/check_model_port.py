@@ -461,13 +461,28 @@ def windows(d):
     for line in ("[model]", "max_seq = 64", "d_model = 64", "n_kv_heads = 2", "tie_embeddings = false"):
         if line not in info.stdout:
             fail(f"model info {ckpt}: no line {line!r} in {info.stdout!r}")
+    r = run(rlvr, "inspect", ckpt)
+    if r.returncode != 0:
+        fail(f"rlvr inspect {ckpt}: exit {r.returncode}: {r.stderr.strip()}")
     r = run(rlvr, "model", "import", d, "--out", ckpt, "--max-seq", "64")
     if r.returncode != 1 or "exists" not in r.stderr:
         fail(f"import over an existing checkpoint: exit {r.returncode}: {r.stderr.strip()}")
     print(f"{case}: --max-seq 64 within the window imports; model info; no overwrite")
 
 
+def usage_errors():
+    """Bad command lines: exit 2, nothing written."""
+    for args in ([], ["import", "x"], ["export", "x.h5"], ["export", "x.h5", "--out", "d", "--gguf", "f.gguf"],
+                 ["export", "x.h5", "--out", "d", "--dtype", "f64"], ["export", "x.h5", "--gguf", "f.gguf", "--dtype",
+                                                                       "bf16"], ["import", "x", "--out", "y",
+                                                                                 "--max-seq", "0"], ["frobnicate"]):
+        r = run(rlvr, "model", *args)
+        if r.returncode != 2:
+            fail(f"rlvr model {' '.join(args)}: exit {r.returncode}, expected 2")
+
+
 def bad_case():
+    usage_errors()
     src = os.path.join(work, "src")
     make_model("bad").save_pretrained(src, safe_serialization=True)
 
