@@ -96,6 +96,53 @@ static int read_tensor(const char *name, int rank, const hsize_t *dims, size_t o
     return rlvr_h5_read_array(t->loc, path, RLVR_DT_F32, rank, dims, t->base + offset, t->what);
 }
 
+static const char *const rope_scaling_names[] = {"none", "llama3"}; /* by rlvr_rope_scaling_kind */
+
+/* qkv_bias and the RoPE scaling (attributes added after the first format:
+ * all written, whatever their values). */
+static int write_config_extras(hid_t g, const rlvr_model_config *c) {
+    const rlvr_rope_scaling *r = &c->rope_scaling;
+    int rc = 0;
+    if ((rc = rlvr_h5_attr_put_i64(g, "qkv_bias", c->qkv_bias ? 1 : 0)) < 0 ||
+        (rc = rlvr_h5_attr_put_str(g, "rope_scaling", rope_scaling_names[r->kind == RLVR_ROPE_SCALING_LLAMA3])) < 0 ||
+        (rc = rlvr_h5_attr_put_f64(g, "rope_scaling_factor", r->factor)) < 0 ||
+        (rc = rlvr_h5_attr_put_f64(g, "rope_low_freq_factor", r->low_freq_factor)) < 0 ||
+        (rc = rlvr_h5_attr_put_f64(g, "rope_high_freq_factor", r->high_freq_factor)) < 0 ||
+        (rc = rlvr_h5_attr_put_i64(g, "rope_original_max_seq", r->original_max_seq)) < 0)
+        return rc;
+    return 0;
+}
+
+/* The same back. A checkpoint written before these attributes existed has
+ * none of them and holds a model without biases or scaling. */
+static int read_config_extras(hid_t g, rlvr_model_config *c, const char *what) {
+    int64_t bias = 0, orig = 0;
+    double factor = 0.0, low = 0.0, high = 0.0;
+    char kind[16] = "none";
+    int rc = 0;
+    if (rlvr_h5_attr_exists(g, "qkv_bias") && (rc = rlvr_h5_attr_get_i64(g, "qkv_bias", &bias, what)) < 0) return rc;
+    if (!rlvr_h5_attr_exists(g, "rope_scaling")) {
+        c->qkv_bias = bias != 0;
+        return 0;
+    }
+    if ((rc = rlvr_h5_attr_get_str(g, "rope_scaling", kind, sizeof kind, what)) < 0 ||
+        (rc = rlvr_h5_attr_get_f64(g, "rope_scaling_factor", &factor, what)) < 0 ||
+        (rc = rlvr_h5_attr_get_f64(g, "rope_low_freq_factor", &low, what)) < 0 ||
+        (rc = rlvr_h5_attr_get_f64(g, "rope_high_freq_factor", &high, what)) < 0 ||
+        (rc = rlvr_h5_attr_get_i64(g, "rope_original_max_seq", &orig, what)) < 0)
+        return rc;
+    bool llama3 = strcmp(kind, rope_scaling_names[1]) == 0;
+    if (!llama3 && strcmp(kind, rope_scaling_names[0]) != 0)
+        return rlvr_error_set(RLVR_EFORMAT, "%s: rope_scaling is \"%s\", not none or llama3", what, kind);
+    if (orig < 0 || orig > INT32_MAX)
+        return rlvr_error_set(RLVR_EFORMAT, "%s: rope_original_max_seq %lld is out of range", what, (long long)orig);
+    c->qkv_bias = bias != 0;
+    c->rope_scaling = (rlvr_rope_scaling){.kind = llama3 ? RLVR_ROPE_SCALING_LLAMA3 : RLVR_ROPE_SCALING_NONE,
+                                          .factor = (float)factor, .low_freq_factor = (float)low,
+                                          .high_freq_factor = (float)high, .original_max_seq = (int)orig};
+    return 0;
+}
+
 static int write_config(hid_t file, const rlvr_model_config *c) {
     hid_t g = H5Gcreate2(file, "model", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     RLVR_H5_CHECK(g, "creating group /model");
@@ -111,7 +158,7 @@ static int write_config(hid_t file, const rlvr_model_config *c) {
         (rc = rlvr_h5_attr_put_f64(g, "norm_eps", c->norm_eps)) < 0 ||
         (rc = rlvr_h5_attr_put_i64(g, "tie_embeddings", c->tie_embeddings ? 1 : 0)) < 0 ||
         (rc = rlvr_h5_attr_put_u64(g, "init_seed", c->init_seed)) < 0 ||
-        (rc = rlvr_h5_attr_put_f64(g, "init_std", c->init_std)) < 0)
+        (rc = rlvr_h5_attr_put_f64(g, "init_std", c->init_std)) < 0 || (rc = write_config_extras(g, c)) < 0)
         rc = rlvr_error_wrap(rc, "writing the model configuration");
     H5Gclose(g);
     return rc;
@@ -168,7 +215,10 @@ int rlvr_checkpoint_model_config(const rlvr_checkpoint *ck, rlvr_model_config *c
         H5Gclose(g);
         return rc;
     }
+    rlvr_model_config extras = {0};
+    rc = read_config_extras(g, &extras, what);
     H5Gclose(g);
+    if (rc < 0) return rc;
     int64_t ints[] = {vocab, d_model, n_layers, n_heads, n_kv, d_ff, max_seq};
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
         if (ints[i] < 1 || ints[i] > INT32_MAX)
@@ -178,6 +228,7 @@ int rlvr_checkpoint_model_config(const rlvr_checkpoint *ck, rlvr_model_config *c
         .vocab = (int)vocab, .d_model = (int)d_model, .n_layers = (int)n_layers, .n_heads = (int)n_heads,
         .n_kv_heads = (int)n_kv, .d_ff = (int)d_ff, .max_seq = (int)max_seq, .rope_theta = (float)theta,
         .norm_eps = (float)eps, .tie_embeddings = tie != 0, .init_seed = seed, .init_std = (float)std,
+        .qkv_bias = extras.qkv_bias, .rope_scaling = extras.rope_scaling,
     };
     return 0;
 }
@@ -208,6 +259,12 @@ static const char *config_difference(const rlvr_model_config *a, const rlvr_mode
     DIFF_INT(tie_embeddings)
     DIFF_INT(init_seed)
     DIFF_FLOAT(init_std)
+    DIFF_INT(qkv_bias)
+    DIFF_INT(rope_scaling.kind)
+    DIFF_FLOAT(rope_scaling.factor)
+    DIFF_FLOAT(rope_scaling.low_freq_factor)
+    DIFF_FLOAT(rope_scaling.high_freq_factor)
+    DIFF_INT(rope_scaling.original_max_seq)
 #undef DIFF_INT
 #undef DIFF_FLOAT
     return NULL;

@@ -73,11 +73,35 @@ void rmsnorm_backward(float *dinp, float *dweight, const float *dout, const floa
 
 /* ---- RoPE (interleaved pairs) ------------------------------------------- */
 
+/* LLAMA3 scaling of an inverse frequency f (transformers'
+ * _compute_llama3_parameters): by wavelength λ = 2π/f, short waves stay,
+ * long ones are slowed by `factor`, and the band between is interpolated.
+ * The band test and the blend run in double on the double f, so that a
+ * frequency inside a band is scaled exactly as its formula says; transformers
+ * decides the band on float32 wavelengths, which can differ only for a λ
+ * within a float32 rounding of a band edge (no published model has one). */
+static double rope_llama3(double f, const rlvr_rope_scaling *sc) {
+    double orig = sc->original_max_seq, low = sc->low_freq_factor, high = sc->high_freq_factor;
+    double wavelen = 2.0 * M_PI / f;
+    if (wavelen < orig / high) return f;
+    if (wavelen > orig / low) return f / sc->factor;
+    double smooth = (orig / wavelen - low) / (high - low);
+    return (1.0 - smooth) * f / sc->factor + smooth * f;
+}
+
+double rope_inv_freq(int i, int head_dim, float theta, const rlvr_rope_scaling *scaling) {
+    /* the unscaled frequency is computed as it always was: models without
+     * scaling keep every bit of their angles */
+    double f = pow((double)theta, -2.0 * i / head_dim);
+    if (scaling && scaling->kind == RLVR_ROPE_SCALING_LLAMA3) f = rope_llama3(f, scaling);
+    return f;
+}
+
 /* cos and sin of pair i's angle at position pos, in double: the sampler and
  * trainer share them and they must not drift with position. */
-static void rope_angle(float *c, float *s, double pos, int i, int head_dim, float theta) {
-    double freq = pow((double)theta, -2.0 * i / head_dim);
-    double ang = pos * freq;
+static void rope_angle(float *c, float *s, double pos, int i, int head_dim, float theta,
+                       const rlvr_rope_scaling *scaling) {
+    double ang = pos * rope_inv_freq(i, head_dim, theta, scaling);
     *c = (float)cos(ang);
     *s = (float)sin(ang);
 }
@@ -95,25 +119,25 @@ static void rope_pair(float *row, int i, int n_heads, int head_dim, float c, flo
 /* Rotates every pair (2i, 2i+1) of every head of row n by ±angle(pos, i).
  * sign = +1 forward, −1 transposed. */
 static void rope_rotate(float *x, const int32_t *positions, int N, int n_heads, int head_dim, float theta,
-                        float sign) {
+                        const rlvr_rope_scaling *scaling, float sign) {
     int half = head_dim / 2;
     int width = n_heads * head_dim;
 #pragma omp parallel for schedule(static)
     for (int n = 0; n < N; n++) {
         for (int i = 0; i < half; i++) {
             float c, s;
-            rope_angle(&c, &s, positions[n], i, head_dim, theta);
+            rope_angle(&c, &s, positions[n], i, head_dim, theta, scaling);
             rope_pair(x + (size_t)n * width, i, n_heads, head_dim, c, sign * s);
         }
     }
 }
 
-void rope_table(float *table, int p0, int p1, int head_dim, float theta) {
+void rope_table(float *table, int p0, int p1, int head_dim, float theta, const rlvr_rope_scaling *scaling) {
     int half = head_dim / 2;
     for (int p = p0; p < p1; p++)
         for (int i = 0; i < half; i++) {
             float *cs = table + ((size_t)p * half + i) * 2;
-            rope_angle(&cs[0], &cs[1], p, i, head_dim, theta);
+            rope_angle(&cs[0], &cs[1], p, i, head_dim, theta, scaling);
         }
 }
 
@@ -127,12 +151,34 @@ void rope_forward_heads(float *heads, const float *table, int pos, int n, int he
     for (int h = 0; h < n; h++) rope_forward_row(heads + (size_t)h * head_dim, table, pos, 1, head_dim);
 }
 
-void rope_forward(float *x, const int32_t *positions, int N, int n_heads, int head_dim, float theta) {
-    rope_rotate(x, positions, N, n_heads, head_dim, theta, 1.0f);
+void rope_forward(float *x, const int32_t *positions, int N, int n_heads, int head_dim, float theta,
+                  const rlvr_rope_scaling *scaling) {
+    rope_rotate(x, positions, N, n_heads, head_dim, theta, scaling, 1.0f);
 }
 
-void rope_backward(float *dx, const int32_t *positions, int N, int n_heads, int head_dim, float theta) {
-    rope_rotate(dx, positions, N, n_heads, head_dim, theta, -1.0f);
+void rope_backward(float *dx, const int32_t *positions, int N, int n_heads, int head_dim, float theta,
+                   const rlvr_rope_scaling *scaling) {
+    rope_rotate(dx, positions, N, n_heads, head_dim, theta, scaling, -1.0f);
+}
+
+/* ---- biases ---------------------------------------------------------------- */
+
+void bias_add_row(float *row, const float *bias, int n) {
+    for (int i = 0; i < n; i++) row[i] += bias[i];
+}
+
+void scatter_add_rows(float *dst, const float *src, const int32_t *rows, int N, int C) {
+    enum { BLOCK = 64 };
+    int n_blocks = (C + BLOCK - 1) / BLOCK;
+#pragma omp parallel for schedule(static)
+    for (int b = 0; b < n_blocks; b++) {
+        int c0 = b * BLOCK, c1 = c0 + BLOCK < C ? c0 + BLOCK : C;
+        for (int n = 0; n < N; n++) {
+            float *d = dst + (rows ? (size_t)rows[n] * C : 0);
+            const float *x = src + (size_t)n * C;
+            for (int j = c0; j < c1; j++) d[j] += x[j];
+        }
+    }
 }
 
 /* ---- SwiGLU --------------------------------------------------------------- */

@@ -11,9 +11,13 @@
  *   x'[2i]   = x[2i]·cos − x[2i+1]·sin
  *   x'[2i+1] = x[2i]·sin + x[2i+1]·cos
  * (HuggingFace checkpoints use the half-split form; converting one means
- * permuting the rows of wq and wk.) */
+ * permuting the rows of wq and wk.) With a rlvr_rope_scaling of kind LLAMA3
+ * the frequency theta^(-2i/hd) is rescaled (rope_inv_freq); every RoPE
+ * function takes the scaling, NULL or kind NONE meaning none. */
 #ifndef RLVR_POLICY_KERNELS_H
 #define RLVR_POLICY_KERNELS_H
+
+#include "policy/model.h"
 
 #include <stdint.h>
 
@@ -23,10 +27,24 @@ void rmsnorm_forward(float *out, float *rstd, const float *inp, const float *wei
 void rmsnorm_backward(float *dinp, float *dweight, const float *dout, const float *inp, const float *weight,
                       const float *rstd, int N, int C);
 
+/* The inverse frequency of pair i (0 <= i < hd/2), in double: the one place
+ * that computes it, for the forward, the backward and the sampler. */
+double rope_inv_freq(int i, int head_dim, float theta, const rlvr_rope_scaling *scaling);
 /* In place on x (N, n_heads·hd); positions (N) give each row's position. */
-void rope_forward(float *x, const int32_t *positions, int N, int n_heads, int head_dim, float theta);
+void rope_forward(float *x, const int32_t *positions, int N, int n_heads, int head_dim, float theta,
+                  const rlvr_rope_scaling *scaling);
 /* The transposed rotation, in place on dx. */
-void rope_backward(float *dx, const int32_t *positions, int N, int n_heads, int head_dim, float theta);
+void rope_backward(float *dx, const int32_t *positions, int N, int n_heads, int head_dim, float theta,
+                   const rlvr_rope_scaling *scaling);
+
+/* row (n) += bias (n): the q/k/v bias, one float add per element, so the
+ * training forward and the sampler round it alike. */
+void bias_add_row(float *row, const float *bias, int n);
+/* dst[rows[n]] += src[n] for every row n of src (N, C); rows NULL adds
+ * every row into dst's first (a bias's gradient: Σ_n dout[n]). Columns are
+ * split across threads and each column walks the rows in order: rows that
+ * meet add up in a fixed order, without atomics (the embedding's gradient). */
+void scatter_add_rows(float *dst, const float *src, const int32_t *rows, int N, int C);
 
 /* The backward of out = silu(gate)·up, (N, F) (the forward:
  * swiglu_invariant, sampler_kernels.h). */

@@ -182,6 +182,26 @@ static void point_views(rlvr_param_views *views, float *base, const size_t sizes
     if (tied) views->lm_head = views->embed;
 }
 
+/* The LLAMA3 parameters must give a frequency band between two positive
+ * wavelengths (original_max_seq / high_freq_factor < ... / low_freq_factor)
+ * and a finite slow-down; the other fields are ignored with kind NONE. */
+static int rope_scaling_validate(const rlvr_rope_scaling *r) {
+    if (r->kind == RLVR_ROPE_SCALING_NONE) return 0;
+    if (r->kind != RLVR_ROPE_SCALING_LLAMA3)
+        return RLVR_FAIL(RLVR_EINVAL, "model: rope scaling kind %d is not none (0) or llama3 (1)", (int)r->kind);
+    if (!(r->factor > 0.0f) || !isfinite(r->factor))
+        return RLVR_FAIL(RLVR_EINVAL, "model: rope_scaling_factor = %g, must be a finite number > 0", r->factor);
+    if (!(r->low_freq_factor > 0.0f) || !isfinite(r->low_freq_factor))
+        return RLVR_FAIL(RLVR_EINVAL, "model: rope_low_freq_factor = %g, must be a finite number > 0",
+                         r->low_freq_factor);
+    if (!(r->high_freq_factor > r->low_freq_factor) || !isfinite(r->high_freq_factor))
+        return RLVR_FAIL(RLVR_EINVAL, "model: rope_high_freq_factor = %g, must be finite and > rope_low_freq_factor = %g",
+                         r->high_freq_factor, r->low_freq_factor);
+    if (r->original_max_seq < 1)
+        return RLVR_FAIL(RLVR_EINVAL, "model: rope_original_max_seq = %d, needs at least 1", r->original_max_seq);
+    return 0;
+}
+
 int rlvr_model_config_validate(const rlvr_model_config *c) {
     if (!c) return RLVR_FAIL(RLVR_EINVAL, "model config is NULL");
     if (c->vocab < 2) return RLVR_FAIL(RLVR_EINVAL, "model: vocab = %d, needs at least 2", c->vocab);
@@ -200,10 +220,7 @@ int rlvr_model_config_validate(const rlvr_model_config *c) {
     if (c->max_seq < 1) return RLVR_FAIL(RLVR_EINVAL, "model: max_seq = %d, needs at least 1", c->max_seq);
     if (!(c->rope_theta > 1.0f) || !isfinite(c->rope_theta))
         return RLVR_FAIL(RLVR_EINVAL, "model: rope_theta = %g, must be a finite number > 1", c->rope_theta);
-    if (c->qkv_bias) /* the forward and the sampler do not add them yet */
-        return RLVR_FAIL(RLVR_EINVAL, "model: qkv_bias is not supported by this build");
-    if (c->rope_scaling.kind != RLVR_ROPE_SCALING_NONE)
-        return RLVR_FAIL(RLVR_EINVAL, "model: rope scaling is not supported by this build");
+    RLVR_TRY(rope_scaling_validate(&c->rope_scaling));
     if (!(c->norm_eps >= 0.0f) || !isfinite(c->norm_eps))
         return RLVR_FAIL(RLVR_EINVAL, "model: norm_eps = %g, must be finite and >= 0", c->norm_eps);
     if (!(c->init_std >= 0.0f) || !isfinite(c->init_std))
@@ -248,6 +265,8 @@ static void init_params(rlvr_model *m) {
         size_t n = m->tensor_size[i];
         if (i == T_ATTN_NORM || i == T_MLP_NORM || i == T_FINAL_NORM) {
             for (size_t j = 0; j < n; j++) base[j] = 1.0f;
+        } else if (i == T_BQ || i == T_BK || i == T_BV) {
+            memset(base, 0, n * sizeof(float)); /* a fresh model adds no bias until training moves it */
         } else {
             init_normal(base, n, c->init_seed, i, (i == T_WO || i == T_W_DOWN) ? out_std : std);
         }
@@ -458,7 +477,7 @@ static int invariant_ensure(rlvr_model *m) {
     size_t S = (size_t)m->cfg.max_seq;
     if (!m->rope) { /* a failed earlier call may have left some of these */
         m->rope = malloc(S * (size_t)m->head_dim * sizeof(float));
-        if (m->rope) rope_table(m->rope, 0, m->cfg.max_seq, m->head_dim, m->cfg.rope_theta);
+        if (m->rope) rope_table(m->rope, 0, m->cfg.max_seq, m->head_dim, m->cfg.rope_theta, &m->cfg.rope_scaling);
     }
     if (!m->zero_base) m->zero_base = calloc(S, sizeof(int64_t));
     if (!m->zero_len) m->zero_len = calloc(S, sizeof(int32_t));
@@ -589,6 +608,19 @@ static void rope_rows(const rlvr_model *m, float *x, int n_heads) {
         rope_forward_heads(x + t * width, m->rope, m->positions[t], n_heads, m->head_dim);
 }
 
+/* q (T, C) += bq[l], k and v (T, kv_dim) += bk[l], bv[l] on every row,
+ * before RoPE (as the sampler adds them). */
+static void qkv_bias_rows(const rlvr_model *m, int l, float *q, float *k, float *v) {
+    const rlvr_param_views *p = &m->pv;
+    int C = m->cfg.d_model, kv = m->kv_dim;
+#pragma omp parallel for schedule(static)
+    for (int t = 0; t < m->n_tokens; t++) {
+        bias_add_row(q + (size_t)t * C, p->bq + (size_t)l * C, C);
+        bias_add_row(k + (size_t)t * kv, p->bk + (size_t)l * kv, kv);
+        bias_add_row(v + (size_t)t * kv, p->bv + (size_t)l * kv, kv);
+    }
+}
+
 /* kv_heads ← the layer's k and v (T, kv_dim), each sequence's block laid
  * out (n_kv_heads, len, hd) as in the sampler's cache. */
 static void kv_to_heads(rlvr_model *m, const float *k, const float *v) {
@@ -696,6 +728,7 @@ static void layer_forward(rlvr_model *m, int l) {
     rmsnorm_forward(xn1, a->rstd1 + (size_t)l * T, x, p->attn_norm + (size_t)l * C, T, C, c->norm_eps);
     matmul_target qkv[3] = {{q, pw->wq + at, C}, {k, pw->wk + at, kv}, {v, pw->wv + at, kv}};
     matmul_rows(qkv, 3, xn1, C, T);
+    if (c->qkv_bias) qkv_bias_rows(m, l, q, k, v);
     rope_rows(m, q, H);
     rope_rows(m, k, c->n_kv_heads);
     kv_to_heads(m, k, v);
@@ -894,31 +927,19 @@ static void layer_backward(rlvr_model *m, int l) {
     memset(g->dv, 0, Tkv * sizeof(float));
     attention_backward(m, g->dq, g->dk, g->dv, g->dao, a->q + l * TC, a->k + l * Tkv, a->v + l * Tkv,
                        a->lse + (size_t)l * T * H);
-    rope_backward(g->dq, m->positions, T, H, hd, c->rope_theta);
-    rope_backward(g->dk, m->positions, T, c->n_kv_heads, hd, c->rope_theta);
+    rope_backward(g->dq, m->positions, T, H, hd, c->rope_theta, &c->rope_scaling);
+    rope_backward(g->dk, m->positions, T, c->n_kv_heads, hd, c->rope_theta, &c->rope_scaling);
+    if (c->qkv_bias) { /* the biases were added before RoPE: their gradient is dq, dk, dv summed over tokens */
+        scatter_add_rows(gp->bq + oC, g->dq, NULL, T, C);
+        scatter_add_rows(gp->bk + (size_t)l * kv, g->dk, NULL, T, kv);
+        scatter_add_rows(gp->bv + (size_t)l * kv, g->dv, NULL, T, kv);
+    }
     memset(g->dxn, 0, TC * sizeof(float));
     const float *xn1 = a->xn1 + l * TC;
     matmul_backward(g->dxn, gp->wq + oCC, g->dq, xn1, p->wq + oCC, T, C, C);
     matmul_backward(g->dxn, gp->wk + oKC, g->dk, xn1, p->wk + oKC, T, C, kv);
     matmul_backward(g->dxn, gp->wv + oKC, g->dv, xn1, p->wv + oKC, T, C, kv);
     rmsnorm_backward(g->dresid, gp->attn_norm + oC, g->dxn, x, p->attn_norm + oC, a->rstd1 + (size_t)l * T, T, C);
-}
-
-/* dembed[token] += dresid[t]. Columns are split across threads and each
- * column walks the positions in order: duplicates of a token add up in a
- * fixed order, without atomics. */
-static void embedding_backward(float *dembed, const float *dresid, const int32_t *tokens, int T, int C) {
-    enum { BLOCK = 64 };
-    int n_blocks = (C + BLOCK - 1) / BLOCK;
-#pragma omp parallel for schedule(static)
-    for (int b = 0; b < n_blocks; b++) {
-        int c0 = b * BLOCK, c1 = c0 + BLOCK < C ? c0 + BLOCK : C;
-        for (int t = 0; t < T; t++) {
-            float *dst = dembed + (size_t)tokens[t] * C;
-            const float *src = dresid + (size_t)t * C;
-            for (int j = c0; j < c1; j++) dst[j] += src[j];
-        }
-    }
 }
 
 int rlvr_model_backward(rlvr_model *m, const float *dlogprob, const float *dentropy) {
@@ -937,6 +958,6 @@ int rlvr_model_backward(rlvr_model *m, const float *dlogprob, const float *dentr
     rmsnorm_backward(g->dresid, m->gv.final_norm, g->dxn, m->a.resid + (size_t)L * T * C, m->pv.final_norm,
                      m->a.rstdf, T, C);
     for (int l = L - 1; l >= 0; l--) layer_backward(m, l);
-    embedding_backward(m->gv.embed, g->dresid, m->tokens, T, C);
+    scatter_add_rows(m->gv.embed, g->dresid, m->tokens, T, C); /* dembed[token] += dresid[t] */
     return 0;
 }

@@ -93,7 +93,7 @@ int rlvr_model_config_validate(const rlvr_model_config *cfg);
 
 /* Allocates parameters and initialises them deterministically from
  * cfg->init_seed: matrices N(0, init_std²) (output projections wo, w_down
- * scaled by 1/sqrt(2L)), norm weights 1. Gradients, moments and activations
+ * scaled by 1/sqrt(2L)), norm weights 1, q/k/v biases 0. Gradients, moments and activations
  * are allocated lazily. */
 int rlvr_model_new(rlvr_model **out, const rlvr_model_config *cfg);
 void rlvr_model_free(rlvr_model *m);
@@ -126,7 +126,7 @@ const rlvr_param_views *rlvr_model_grad_views(const rlvr_model *m);
 const char *rlvr_model_tensor_name(int i);
 size_t rlvr_model_tensor_size(const rlvr_model *m, int i);
 /* True for the matrices AdamW decays (embed, wq, wk, wv, wo, w_gate, w_up,
- * w_down, lm_head); false for the RMSNorm weights. */
+ * w_down, lm_head); false for the RMSNorm weights and the q/k/v biases. */
 bool rlvr_model_tensor_decays(int i);
 
 /* Allocates (zeroed) the gradient and AdamW moment buffers now, so that a

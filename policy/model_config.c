@@ -30,6 +30,18 @@ const rlvr_config_key rlvr_model_config_keys[] = {
         "longest sequence (prompt + rollout) the policy accepts"),
     RLVR_KEY_FLOAT("model", "rope_theta", rlvr_model_config, rope_theta, "10000", 2, 1e12,
         "RoPE base: pair i turns by pos * theta^(-2i/head_dim)"),
+    RLVR_KEY_ENUM("model", "rope_scaling", rlvr_model_config, rope_scaling.kind, "none", "none|llama3",
+        "RoPE frequency scaling: none, or llama3 (Llama 3.1's rope_type \"llama3\", the four rope_* keys below)"),
+    RLVR_KEY_FLOAT("model", "rope_scaling_factor", rlvr_model_config, rope_scaling.factor, "8", 0.001, 1e6,
+        "llama3: long wavelengths are slowed by this factor"),
+    RLVR_KEY_FLOAT("model", "rope_low_freq_factor", rlvr_model_config, rope_scaling.low_freq_factor, "1", 0.001, 1e6,
+        "llama3: wavelengths above rope_original_max_seq / this are divided by the factor"),
+    RLVR_KEY_FLOAT("model", "rope_high_freq_factor", rlvr_model_config, rope_scaling.high_freq_factor, "4", 0.001,
+        1e6, "llama3: wavelengths below rope_original_max_seq / this stay; > rope_low_freq_factor"),
+    RLVR_KEY_I32("model", "rope_original_max_seq", rlvr_model_config, rope_scaling.original_max_seq, "8192", 1,
+        16777216, "llama3: the context length the model was pretrained with"),
+    RLVR_KEY_BOOL("model", "qkv_bias", rlvr_model_config, qkv_bias, "false",
+        "the q, k and v projections add a bias (Qwen2); biases start at 0 and are not decayed"),
     RLVR_KEY_FLOAT("model", "norm_eps", rlvr_model_config, norm_eps, "1e-5", 0, 1, "epsilon inside every RMSNorm"),
     RLVR_KEY_BOOL("model", "tie_embeddings", rlvr_model_config, tie_embeddings, "true",
         "the LM head reuses the token embedding matrix"),
@@ -72,6 +84,11 @@ int rlvr_model_config_read(rlvr_model_config *out, const rlvr_config *cfg) {
     if (c.n_heads % c.n_kv_heads != 0)
         return rlvr_config_error(cfg, "model", "n_kv_heads", "%d does not divide n_heads = %d", c.n_kv_heads,
                                  c.n_heads);
+    if (c.rope_scaling.kind == RLVR_ROPE_SCALING_NONE)
+        c.rope_scaling = (rlvr_rope_scaling){0}; /* one form of "no scaling", as in checkpoints without it */
+    else if (!(c.rope_scaling.high_freq_factor > c.rope_scaling.low_freq_factor))
+        return rlvr_config_error(cfg, "model", "rope_high_freq_factor", "%g is not above rope_low_freq_factor = %g",
+                                 c.rope_scaling.high_freq_factor, c.rope_scaling.low_freq_factor);
     if (rlvr_model_config_validate(&c) != 0)
         return rlvr_config_error(cfg, "model", "d_model", "%s", rlvr_error_last());
     *out = c;

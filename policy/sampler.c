@@ -504,6 +504,18 @@ static void project_add(rlvr_sampler *s, const part *p, const float *inp, const 
         for (int o = o0; o < o1; o++) s->x[(size_t)r * C + o] += s->proj[(size_t)r * C + o];
 }
 
+/* Row r's q, k and v of KV heads [g0, g1) (and their query heads) += the
+ * layer's biases, before RoPE, as the training forward adds them. */
+static void bias_heads(rlvr_sampler *s, int l, int r, int g0, int g1) {
+    const rlvr_param_views *w = rlvr_model_param_views(s->model);
+    size_t C = (size_t)s->mc.d_model, KV = (size_t)s->kv_dim, hd = (size_t)s->head_dim;
+    size_t group = (size_t)(s->mc.n_heads / s->mc.n_kv_heads), q0 = (size_t)g0 * group * hd, k0 = (size_t)g0 * hd;
+    int nq = (int)((size_t)(g1 - g0) * group * hd), nk = (int)((size_t)(g1 - g0) * hd);
+    bias_add_row(s->q + r * C + q0, w->bq + (size_t)l * C + q0, nq);
+    bias_add_row(s->k + r * KV + k0, w->bk + (size_t)l * KV + k0, nk);
+    bias_add_row(s->v + r * KV + k0, w->bv + (size_t)l * KV + k0, nk);
+}
+
 /* RoPE on the row's q and k of KV heads [g0, g1) (and their query heads),
  * then those heads' K and V into its slot's own rows (a row's position is
  * always past its slot's shared prefix). */
@@ -512,6 +524,7 @@ static void rope_store(rlvr_sampler *s, int l, int r, int g0, int g1) {
     size_t C = (size_t)m->d_model, KV = (size_t)s->kv_dim, hd = (size_t)s->head_dim;
     int group = m->n_heads / m->n_kv_heads;
     float *k = s->k + r * KV + (size_t)g0 * hd;
+    if (m->qkv_bias) bias_heads(s, l, r, g0, g1);
     rope_forward_heads(s->q + r * C + (size_t)g0 * group * hd, s->rope, s->row_pos[r], (g1 - g0) * group, (int)hd);
     rope_forward_heads(k, s->rope, s->row_pos[r], g1 - g0, (int)hd);
     size_t at = (size_t)l * s->cfg.kv_slots * s->ctx * KV + (size_t)s->row_kv[r] + (size_t)s->row_pos[r] * hd;
@@ -637,7 +650,7 @@ static void prepare_rows(rlvr_sampler *s, int n) {
         if (s->row_pos[r] + 1 > top) top = s->row_pos[r] + 1;
     }
     if (top > s->rope_len) {
-        rope_table(s->rope, s->rope_len, top, s->head_dim, s->mc.rope_theta);
+        rope_table(s->rope, s->rope_len, top, s->head_dim, s->mc.rope_theta, &s->mc.rope_scaling);
         s->rope_len = top;
     }
 }

@@ -26,6 +26,8 @@
 #ifndef RLVR_POLICY_SAMPLER_KERNELS_H
 #define RLVR_POLICY_SAMPLER_KERNELS_H
 
+#include "policy/model.h" /* rlvr_rope_scaling */
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -139,7 +141,7 @@ void swiglu_invariant(float *out, const float *gate, const float *up, size_t n);
  *     the sampler's threads may take any heads, so both forward passes
  *     turn heads one by one. */
 float rmsnorm_forward_row(float *out, const float *inp, const float *weight, int C, float eps);
-void rope_table(float *table, int p0, int p1, int head_dim, float theta);
+void rope_table(float *table, int p0, int p1, int head_dim, float theta, const rlvr_rope_scaling *scaling);
 void rope_forward_row(float *row, const float *table, int pos, int n_heads, int head_dim);
 void rope_forward_heads(float *heads, const float *table, int pos, int n, int head_dim);
 

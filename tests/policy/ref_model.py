@@ -4,13 +4,16 @@
 usage: ref_model.py IN OUT
 
 IN (written by the C test, little-endian):
-  b"RLVRREF1"
+  b"RLVRREF2"
   int32  vocab, d_model, n_layers, n_heads, n_kv_heads, d_ff, tie_embeddings
+  int32  qkv_bias, rope_scaling (0 none, 1 llama3), rope_original_max_seq
+  f64    rope_scaling_factor, rope_low_freq_factor, rope_high_freq_factor
   f64    rope_theta, norm_eps, temperature
   f64    lr, beta1, beta2, eps, weight_decay, grad_clip, min_lr_ratio
   int32  warmup_steps, total_steps, schedule (0 constant, 1 cosine), n_steps
   int32  n_seqs, offsets[n_seqs + 1], tokens[T]
-  f32    params[P]                      the C model's flat buffer (no lm_head when tied)
+  f32    params[P]                      the C model's flat buffer (no lm_head when tied; bq, bk, bv
+                                        last with qkv_bias)
   f32    w_sft[T], w_rl[T], e_rl[T]     per-token weights of the two objectives
   f32    grads[n_steps][P]              gradients the C trainer fed to AdamW
 
@@ -31,8 +34,6 @@ except ImportError:
                      "(Debian: apt-get install python3-torch); skipping\n")
     sys.exit(77)
 
-TENSORS = ["embed", "attn_norm", "wq", "wk", "wv", "wo", "mlp_norm",
-           "w_gate", "w_up", "w_down", "final_norm", "lm_head"]
 DECAYS = {"embed", "wq", "wk", "wv", "wo", "w_gate", "w_up", "w_down", "lm_head"}
 
 
@@ -60,6 +61,8 @@ def shapes(c):
          "final_norm": (C,), "lm_head": (V, C)}
     if c["tie"]:
         del s["lm_head"]
+    if c["qkv_bias"]:
+        s.update({"bq": (L, C), "bk": (L, kv), "bv": (L, kv)})
     return s
 
 
@@ -81,11 +84,24 @@ def rmsnorm(x, w, eps):
     return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + eps) * w
 
 
-def rope(x, pos, theta):
-    """Interleaved pairs (2i, 2i+1) rotated by pos * theta^(-2i/hd); x (T, heads, hd)."""
-    hd = x.shape[-1]
+def inv_freq(hd, c):
+    """theta^(-2i/hd) per pair, rescaled by Llama 3.1's rule when c["scaling"] is llama3."""
     i = torch.arange(hd // 2, dtype=torch.float64)
-    ang = pos[:, None].to(torch.float64) * theta ** (-2.0 * i / hd)  # (T, hd/2)
+    f = c["theta"] ** (-2.0 * i / hd)
+    sc = c["scaling"]
+    if sc is None:
+        return f
+    wavelen = 2 * math.pi / f
+    smooth = (sc["orig"] / wavelen - sc["low"]) / (sc["high"] - sc["low"])
+    mid = (1 - smooth) * f / sc["factor"] + smooth * f
+    out = torch.where(wavelen > sc["orig"] / sc["low"], f / sc["factor"], mid)
+    return torch.where(wavelen < sc["orig"] / sc["high"], f, out)
+
+
+def rope(x, pos, c):
+    """Interleaved pairs (2i, 2i+1) rotated by pos * inv_freq(i); x (T, heads, hd)."""
+    hd = x.shape[-1]
+    ang = pos[:, None].to(torch.float64) * inv_freq(hd, c)  # (T, hd/2)
     c, s = torch.cos(ang)[:, None, :], torch.sin(ang)[:, None, :]
     a, b = x[..., 0::2], x[..., 1::2]
     return torch.stack((a * c - b * s, a * s + b * c), dim=-1).reshape(x.shape)
@@ -104,9 +120,12 @@ def forward(p, c, tokens, offsets):
     x = p["embed"][torch.tensor(tokens)]
     for l in range(c["L"]):
         h = rmsnorm(x, p["attn_norm"][l], c["eps"])
-        q = rope((h @ p["wq"][l].T).reshape(T, H, hd), pos, c["theta"])
-        k = rope((h @ p["wk"][l].T).reshape(T, KVH, hd), pos, c["theta"])
-        v = (h @ p["wv"][l].T).reshape(T, KVH, hd)
+        q, k, v = h @ p["wq"][l].T, h @ p["wk"][l].T, h @ p["wv"][l].T
+        if c["qkv_bias"]:  # before RoPE, as in Qwen2
+            q, k, v = q + p["bq"][l], k + p["bk"][l], v + p["bv"][l]
+        q = rope(q.reshape(T, H, hd), pos, c)
+        k = rope(k.reshape(T, KVH, hd), pos, c)
+        v = v.reshape(T, KVH, hd)
         k = k.repeat_interleave(H // KVH, dim=1)
         v = v.repeat_interleave(H // KVH, dim=1)
         att = torch.einsum("thd,shd->hts", q, k) / math.sqrt(hd)
@@ -185,10 +204,12 @@ def adamw_steps(params0, c, o, grads):
 def main():
     src, dst = sys.argv[1], sys.argv[2]
     r = Reader(open(src, "rb").read())
-    if r.data[:8] != b"RLVRREF1":
-        sys.exit("ref_model.py: %s is not a RLVRREF1 file" % src)
+    if r.data[:8] != b"RLVRREF2":
+        sys.exit("ref_model.py: %s is not a RLVRREF2 file" % src)
     r.pos = 8
     V, C, L, H, KVH, F, tie = r.take("i", 7)
+    qkv_bias, scaling_kind, orig = r.take("i", 3)
+    factor, low, high = r.take("d", 3)
     theta, eps, temperature = r.take("d", 3)
     lr, b1, b2, aeps, wd, clip, min_ratio = r.take("d", 7)
     warmup, total, schedule, n_steps = r.take("i", 4)
@@ -196,7 +217,9 @@ def main():
     offsets = list(r.take("i", n_seqs + 1))
     T = offsets[-1]
     tokens = list(r.take("i", T))
-    c = {"V": V, "C": C, "L": L, "H": H, "KVH": KVH, "F": F, "tie": bool(tie), "theta": theta, "eps": eps}
+    scaling = {"factor": factor, "low": low, "high": high, "orig": orig} if scaling_kind == 1 else None
+    c = {"V": V, "C": C, "L": L, "H": H, "KVH": KVH, "F": F, "tie": bool(tie), "theta": theta, "eps": eps,
+         "qkv_bias": bool(qkv_bias), "scaling": scaling}
     o = {"lr": lr, "beta1": b1, "beta2": b2, "eps": aeps, "wd": wd, "clip": clip, "min_lr_ratio": min_ratio,
          "warmup": warmup, "total": total, "schedule": schedule}
     P = sum(math.prod(s) for s in shapes(c).values())

@@ -1,6 +1,7 @@
 /* tests/policy/test_model_ref.c — the policy against a float64 PyTorch model.
  *
- * For a random GQA config (untied, then tied with temperature ≠ 1), three
+ * For a random GQA config (untied, then tied with temperature ≠ 1, then
+ * with q/k/v biases, then with Llama-3 RoPE scaling), three
  * packed sequences (one longer than an attention block): logits, log-probs,
  * entropies, the SFT and RL objectives and every parameter gradient of both
  * must agree with tests/policy/ref_model.py within 1e-4 relative
@@ -54,6 +55,12 @@ static void perturb_params(rlvr_model *m) {
         v->mlp_norm[i] = 1.0f + 0.2f * (float)rlvr_rng_next_normal(&s);
     }
     for (int i = 0; i < c->d_model; i++) v->final_norm[i] = 1.0f + 0.2f * (float)rlvr_rng_next_normal(&s);
+    if (!c->qkv_bias) return;
+    /* biases start at 0; make them as large as the projections' outputs */
+    int n_q = c->n_layers * c->d_model, n_kv = n_q / c->n_heads * c->n_kv_heads;
+    for (int i = 0; i < n_q; i++) v->bq[i] = 0.5f * (float)rlvr_rng_next_normal(&s);
+    for (int i = 0; i < n_kv; i++) v->bk[i] = 0.5f * (float)rlvr_rng_next_normal(&s);
+    for (int i = 0; i < n_kv; i++) v->bv[i] = 0.5f * (float)rlvr_rng_next_normal(&s);
 }
 
 static void make_inputs(ref_case *rc) {
@@ -137,9 +144,13 @@ static int write_input(const ref_case *rc, const char *path) {
     if (!f) return -1;
     const rlvr_model_config *c = &rc->cfg;
     const rlvr_adamw_config *o = &rc->opt;
-    fwrite("RLVRREF1", 1, 8, f);
-    int32_t ints[7] = {c->vocab, c->d_model, c->n_layers, c->n_heads, c->n_kv_heads, c->d_ff, c->tie_embeddings};
-    fwrite(ints, sizeof(int32_t), 7, f);
+    const rlvr_rope_scaling *sc = &c->rope_scaling;
+    fwrite("RLVRREF2", 1, 8, f);
+    int32_t ints[10] = {c->vocab,         c->d_model, c->n_layers,          c->n_heads, c->n_kv_heads,
+                        c->d_ff,          c->tie_embeddings, c->qkv_bias, (int32_t)sc->kind, sc->original_max_seq};
+    fwrite(ints, sizeof(int32_t), 10, f);
+    double scaling[3] = {sc->factor, sc->low_freq_factor, sc->high_freq_factor};
+    fwrite(scaling, sizeof(double), 3, f);
     double d[10] = {c->rope_theta, c->norm_eps, rc->temperature, o->lr, o->beta1, o->beta2, o->eps,
                     o->weight_decay, o->grad_clip, o->min_lr_ratio};
     fwrite(d, sizeof(double), 10, f);
@@ -270,13 +281,19 @@ static double *read_doubles(const char *path, size_t n) {
     return d;
 }
 
+/* What a case adds to the base model. */
+typedef struct {
+    bool tied, qkv_bias;
+    rlvr_rope_scaling scaling;
+} case_extras;
+
 /* Returns SKIP when torch is missing, else 0 (failures are counted by CHECK). */
-static int run_case(const char *python, const char *dir, const char *label, bool tied, float temperature,
+static int run_case(const char *python, const char *dir, const char *label, case_extras x, float temperature,
                     rlvr_lr_schedule schedule) {
     ref_case rc = {
         .cfg = {.vocab = 300, .d_model = 64, .n_layers = 2, .n_heads = 4, .n_kv_heads = 2, .d_ff = 172,
-                .max_seq = 160, .rope_theta = 10000.0f, .norm_eps = 1e-5f, .tie_embeddings = tied,
-                .init_seed = tied ? 11u : 12u, .init_std = 0.08f},
+                .max_seq = 160, .rope_theta = 10000.0f, .rope_scaling = x.scaling, .norm_eps = 1e-5f,
+                .tie_embeddings = x.tied, .qkv_bias = x.qkv_bias, .init_seed = x.tied ? 11u : 12u, .init_std = 0.08f},
         .opt = {.lr = 1e-2f, .beta1 = 0.9f, .beta2 = 0.95f, .eps = 1e-8f, .weight_decay = 0.1f,
                 .warmup_steps = schedule == RLVR_LR_COSINE ? 1 : 2, .total_steps = 3, .min_lr_ratio = 0.1f,
                 .schedule = schedule},
@@ -317,8 +334,15 @@ int main(int argc, char **argv) {
         perror("mkdtemp");
         return 1;
     }
-    int skip = run_case(python, dir, "untied", false, 1.0f, RLVR_LR_COSINE);
-    if (skip != SKIP) run_case(python, dir, "tied_t0.7", true, 0.7f, RLVR_LR_CONSTANT);
+    int skip = run_case(python, dir, "untied", (case_extras){0}, 1.0f, RLVR_LR_COSINE);
+    if (skip != SKIP) run_case(python, dir, "tied_t0.7", (case_extras){.tied = true}, 0.7f, RLVR_LR_CONSTANT);
+    if (skip != SKIP) run_case(python, dir, "qkv_bias", (case_extras){.qkv_bias = true}, 1.0f, RLVR_LR_COSINE);
+    /* head size 16, theta 1e4: wavelengths 6.3 … 2e4 against the band 256/8 … 256/1, so pairs 0-1
+     * keep their frequency, 2-3 are interpolated and 4-7 slowed by 8 */
+    rlvr_rope_scaling llama3 = {RLVR_ROPE_SCALING_LLAMA3, 8.0f, 1.0f, 8.0f, 256};
+    if (skip != SKIP)
+        run_case(python, dir, "llama3_rope", (case_extras){.scaling = llama3}, 0.7f,
+                 RLVR_LR_CONSTANT);
     rmdir(dir);
     if (skip == SKIP) return SKIP;
     return test_summary("test_model_ref");

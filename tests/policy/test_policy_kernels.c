@@ -42,22 +42,42 @@ static void test_rope(void) {
     fill_normal(y, N * W, 1.0);
     memcpy(rx, x, sizeof x);
     memcpy(ry, y, sizeof y);
-    rope_forward(rx, pos, N, H, HD, 10000.0f);
-    rope_backward(ry, pos, N, H, HD, 10000.0f);
+    rope_forward(rx, pos, N, H, HD, 10000.0f, NULL);
+    rope_backward(ry, pos, N, H, HD, 10000.0f, NULL);
     CHECK_NEAR(dot(rx, y, N * W), dot(x, ry, N * W), 1e-4);
     CHECK_NEAR(dot(rx, rx, N * W), dot(x, x, N * W), 1e-3);
     CHECK(memcmp(rx, x, W * sizeof(float)) == 0); /* row 0 sits at position 0 */
     CHECK(memcmp(rx + W, x + W, W * sizeof(float)) != 0);
-    rope_backward(rx, pos, N, H, HD, 10000.0f);
+    rope_backward(rx, pos, N, H, HD, 10000.0f, NULL);
     CHECK(rel_diff(rx, x, N * W) < 1e-6);
     /* the documented convention: pair (2i, 2i+1) turns by pos·theta^(-2i/hd) */
     float e[HD] = {0};
     e[2] = 1.0f; /* pair i = 1 */
     int32_t p3 = 3;
-    rope_forward(e, &p3, 1, 1, HD, 10000.0f);
+    rope_forward(e, &p3, 1, 1, HD, 10000.0f, NULL);
     double ang = 3.0 * pow(10000.0, -2.0 / HD);
     CHECK_NEAR(e[2], cos(ang), 1e-6);
     CHECK_NEAR(e[3], sin(ang), 1e-6);
+}
+
+/* Llama-3 scaling by band: with head size 16 and theta 1e4 the wavelengths
+ * 2π·1e4^(i/8) are 6.3, 20 | 63, 199 | 628 … 2e4 against 256/8 and 256/1:
+ * pairs 0-1 keep theta^(-2i/hd) bit for bit, 4-7 take it / 8 exactly, 2-3
+ * fall between. Kind NONE (or NULL) is the unscaled power, bit for bit. */
+static void test_rope_llama3(void) {
+    enum { HD = 16 };
+    rlvr_rope_scaling none = {0}, llama3 = {RLVR_ROPE_SCALING_LLAMA3, 8.0f, 1.0f, 8.0f, 256};
+    for (int i = 0; i < HD / 2; i++) {
+        double f = pow(10000.0, -2.0 * i / HD), g = rope_inv_freq(i, HD, 10000.0f, &llama3);
+        CHECK(rope_inv_freq(i, HD, 10000.0f, NULL) == f && rope_inv_freq(i, HD, 10000.0f, &none) == f);
+        if (i < 2) CHECK_MSG(g == f, "pair %d: %.17g, want %.17g", i, g, f);
+        else if (i < 4) CHECK_MSG(g < f && g > f / 8.0, "pair %d: %.17g not inside (%.17g, %.17g)", i, g, f / 8.0, f);
+        else CHECK_MSG(g == f / 8.0, "pair %d: %.17g, want %.17g", i, g, f / 8.0);
+    }
+    /* the sampler's table turns by the scaled frequency */
+    float table[2 * HD];
+    rope_table(table, 0, 2, HD, 10000.0f, &llama3);
+    CHECK_NEAR(table[HD + 2 * 5 + 1], sin(pow(10000.0, -10.0 / HD) / 8.0), 1e-7); /* position 1, pair 5 */
 }
 
 /* Central differences of L = Σ r·f(x) against the analytic backward. */
@@ -276,6 +296,7 @@ static void test_model_finite_differences(void) {
 int main(void) {
     rlvr_rng_stream_init(&rng, 2024, RLVR_RNG_TEST, 0, 0);
     test_rope();
+    test_rope_llama3();
     test_rmsnorm();
     test_swiglu();
     test_matmul();

@@ -5,7 +5,8 @@
  * (rlvr_model_forward over the packed batch at the same temperature); every
  * recorded sampling log-prob matches (the requirement is 2e-5 absolute; the
  * training forward computes with the sampler's kernels, so it is checked
- * bit for bit, entropies too, at temperatures 1, 0.7 and 0.3). Group prefix
+ * bit for bit, entropies too, at temperatures 1, 0.7 and 0.3, and for a
+ * model with q/k/v biases and Llama-3 RoPE scaling). Group prefix
  * sharing (fork) gives the same tokens and log-probs as unshared decoding,
  * bit for bit. Also: the draw follows the distribution, a prefill split into
  * pieces equals one prefill, new weights are seen by the next call, and the
@@ -26,6 +27,29 @@ static rlvr_model *make_model_shaped(bool tied, uint64_t seed, int d_model, int 
     };
     rlvr_model *m = NULL;
     CHECK_OK(rlvr_model_new(&m, &cfg));
+    return m;
+}
+
+/* A Qwen2-like model: q/k/v biases (random, so that they matter) and
+ * Llama-3 RoPE scaling whose bands all hold some of the 8 pair frequencies
+ * of head size 16 (wavelengths 6 … 20000 against 256/8 and 256/1). */
+static rlvr_model *make_model_extras(uint64_t seed) {
+    rlvr_model_config cfg = {
+        .vocab = 280, .d_model = 64, .n_layers = 2, .n_heads = 4, .n_kv_heads = 2, .d_ff = 172, .max_seq = 256,
+        .rope_theta = 10000.0f, .norm_eps = 1e-5f, .init_seed = seed, .init_std = 0.2f, .qkv_bias = true,
+        .rope_scaling = {RLVR_ROPE_SCALING_LLAMA3, 8.0f, 1.0f, 8.0f, 256},
+    };
+    rlvr_model *m = NULL;
+    CHECK_OK(rlvr_model_new(&m, &cfg));
+    if (!m) return NULL;
+    const rlvr_param_views *v = rlvr_model_param_views(m);
+    rlvr_rng_stream s;
+    rlvr_rng_stream_init(&s, seed, RLVR_RNG_TEST, 0, 3);
+    for (int i = 0; i < cfg.n_layers * cfg.d_model; i++) v->bq[i] = 0.5f * (float)rlvr_rng_next_normal(&s);
+    for (int i = 0; i < cfg.n_layers * 32; i++) {
+        v->bk[i] = 0.5f * (float)rlvr_rng_next_normal(&s);
+        v->bv[i] = 0.5f * (float)rlvr_rng_next_normal(&s);
+    }
     return m;
 }
 
@@ -414,6 +438,7 @@ int main(void) {
     /* head size 24: the kernels' scalar tails (AVX-512) and odd vector
      * counts (AVX2); three query heads per KV head */
     test_agreement(make_model_shaped(false, 17, 72, 3, 1), false, 1.0f, t);
+    test_agreement(make_model_extras(19), false, 1.0f, t); /* q/k/v biases and Llama-3 RoPE scaling */
     test_distribution(t);
     test_prefill_pieces(t);
     test_copy_on_write(t);

@@ -139,14 +139,25 @@ static void check_swiglu(void) {
  * rows split each step (3 KV heads do not divide among them). With
  * d_model = 128 (four heads of 32 over two KV heads) each of two threads
  * takes whole KV heads through q/k/v, RoPE and attention. */
-static rlvr_model *make_model(int d_model, int n_heads, int n_kv_heads) {
+/* With `extras`, random q/k/v biases and Llama-3 RoPE scaling: the threads
+ * that take whole KV heads add their heads' share of the biases. */
+static rlvr_model *make_model(int d_model, int n_heads, int n_kv_heads, bool extras) {
     rlvr_model_config cfg = {
         .vocab = 272, .d_model = d_model, .n_layers = 2, .n_heads = n_heads, .n_kv_heads = n_kv_heads, .d_ff = 200,
         .max_seq = 192, .rope_theta = 10000.0f, .norm_eps = 1e-5f, .tie_embeddings = false,
-        .init_seed = 21, .init_std = 0.2f,
+        .init_seed = 21, .init_std = 0.2f, .qkv_bias = extras,
     };
+    if (extras) cfg.rope_scaling = (rlvr_rope_scaling){RLVR_ROPE_SCALING_LLAMA3, 4.0f, 1.0f, 4.0f, 128};
     rlvr_model *m = NULL;
     CHECK_OK(rlvr_model_new(&m, &cfg));
+    if (!m || !extras) return m;
+    const rlvr_param_views *v = rlvr_model_param_views(m);
+    size_t nq = (size_t)cfg.n_layers * d_model, nk = nq / n_heads * n_kv_heads;
+    rlvr_rng_stream s;
+    rlvr_rng_stream_init(&s, 23, RLVR_RNG_TEST, 0, 4);
+    for (size_t i = 0; i < nq; i++) v->bq[i] = 0.5f * (float)rlvr_rng_next_normal(&s);
+    for (size_t i = 0; i < nk; i++) v->bk[i] = 0.5f * (float)rlvr_rng_next_normal(&s);
+    for (size_t i = 0; i < nk; i++) v->bv[i] = 0.5f * (float)rlvr_rng_next_normal(&s);
     return m;
 }
 
@@ -179,8 +190,8 @@ static int run_case(sim_run *run, const rlvr_model *m, const rlvr_tokenizer *t, 
     return rc;
 }
 
-static void test_batches(const rlvr_tokenizer *t, int d_model, int n_heads, int n_kv_heads) {
-    rlvr_model *m = make_model(d_model, n_heads, n_kv_heads);
+static void test_batches(const rlvr_tokenizer *t, int d_model, int n_heads, int n_kv_heads, bool extras) {
+    rlvr_model *m = make_model(d_model, n_heads, n_kv_heads, extras);
     if (!m) return;
     static const struct {
         sim_options opt;
@@ -209,8 +220,8 @@ static void test_batches(const rlvr_tokenizer *t, int d_model, int n_heads, int 
         policy += rlvr_rollout_policy_tokens(&base.rec[i]);
         ctx_stops += base.rec[i].stop == RLVR_STOP_CONTEXT;
     }
-    printf("d_model %d, %d heads, %d KV heads: baseline %d policy tokens over %d rollouts, %d ended by the context\n",
-           d_model, n_heads, n_kv_heads, policy, base.n, ctx_stops);
+    printf("d_model %d, %d heads, %d KV heads%s: baseline %d policy tokens over %d rollouts, %d ended by the context\n",
+           d_model, n_heads, n_kv_heads, extras ? ", biases, llama3 RoPE" : "", policy, base.n, ctx_stops);
     CHECK(policy > 100);
     for (size_t c = 1; c < sizeof cases / sizeof cases[0]; c++) {
         sim_run other;
@@ -235,8 +246,9 @@ int main(void) {
     check_matmul_invariance(130, 2 * MATMUL_GROUP + 5); /* several panels and several input chunks */
     rlvr_tokenizer *t = NULL;
     CHECK_OK(rlvr_tokenizer_new_byte(&t));
-    if (t) test_batches(t, 96, 6, 3);
-    if (t) test_batches(t, 128, 4, 2);
+    if (t) test_batches(t, 96, 6, 3, false);
+    if (t) test_batches(t, 128, 4, 2, false);
+    if (t) test_batches(t, 128, 4, 2, true);
     rlvr_tokenizer_free(t);
     return test_summary("test_sampler_determinism");
 }
