@@ -143,13 +143,19 @@ static int cmd_export(int argc, char **argv) {
 /* The [model] section a run needs to start from the model ([train] init =
  * CKPT loads only into an equal configuration): ready to paste. */
 static void print_config(const char *src, const char *arch, const rlvr_model_config *c) {
-    printf("# %s: %s, head_dim %d%s%s\n[model]\nvocab = %d\nd_model = %d\nn_layers = %d\nn_heads = %d\n"
+    const rlvr_rope_scaling *r = &c->rope_scaling;
+    bool llama3 = r->kind == RLVR_ROPE_SCALING_LLAMA3;
+    printf("# %s: %s, head_dim %d\n[model]\nvocab = %d\nd_model = %d\nn_layers = %d\nn_heads = %d\n"
            "n_kv_heads = %d\nd_ff = %d\nmax_seq = %d\nrope_theta = %.9g\nnorm_eps = %.9g\ntie_embeddings = %s\n"
-           "init_seed = %llu\ninit_std = %.9g\n",
-           src, arch, c->d_model / c->n_heads, c->qkv_bias ? ", q/k/v biases" : "",
-           c->rope_scaling.kind == RLVR_ROPE_SCALING_LLAMA3 ? ", llama3 RoPE scaling" : "", c->vocab, c->d_model,
-           c->n_layers, c->n_heads, c->n_kv_heads, c->d_ff, c->max_seq, (double)c->rope_theta, (double)c->norm_eps,
-           c->tie_embeddings ? "true" : "false", (unsigned long long)c->init_seed, (double)c->init_std);
+           "qkv_bias = %s\nrope_scaling = %s\ninit_seed = %llu\ninit_std = %.9g\n",
+           src, arch, c->d_model / c->n_heads, c->vocab, c->d_model, c->n_layers, c->n_heads, c->n_kv_heads, c->d_ff,
+           c->max_seq, (double)c->rope_theta, (double)c->norm_eps, c->tie_embeddings ? "true" : "false",
+           c->qkv_bias ? "true" : "false", llama3 ? "llama3" : "none", (unsigned long long)c->init_seed,
+           (double)c->init_std);
+    if (llama3)
+        printf("rope_scaling_factor = %.9g\nrope_low_freq_factor = %.9g\nrope_high_freq_factor = %.9g\n"
+               "rope_original_max_seq = %d\n",
+               (double)r->factor, (double)r->low_freq_factor, (double)r->high_freq_factor, r->original_max_seq);
 }
 
 static int cmd_info(int argc, char **argv) {

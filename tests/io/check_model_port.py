@@ -176,7 +176,7 @@ def compare_logprobs(what, got, want):
         fail(f"{what}: log-probs differ by {diff} (> {TOL})")
 
 
-SKIP = 77  # ctest's SKIP_RETURN_CODE for these tests
+SKIP = 77  # ctest's SKIP_RETURN_CODE: a build whose model lacks what the case needs
 
 
 def rlvr_import(src, ckpt, extra=()):
@@ -381,6 +381,25 @@ def check_gguf_export(ckpt, weights, cfg, arch):
         print(f"{case}: GGUF export {dtype}: {len(expect)} tensors read back by gguf-py")
 
 
+def check_info(ckpt):
+    """`rlvr model info` prints a [model] section `rlvr config check` accepts,
+    with the case's biases and RoPE scaling."""
+    info = run(rlvr, "model", "info", ckpt)
+    ini = os.path.join(work, "model.ini")
+    with open(ini, "w") as f:
+        f.write(info.stdout)
+    lines = {"qwen2": ["qkv_bias = true"], "llama3": ["rope_scaling = llama3", "rope_scaling_factor = 8",
+                                                      "rope_original_max_seq = 64", "rope_theta = 500000"],
+             "smollm2": ["tie_embeddings = true"]}.get(case, ["qkv_bias = false", "rope_scaling = none"])
+    missing = [x for x in lines if x not in info.stdout.splitlines()]
+    if info.returncode != 0 or missing:
+        fail(f"model info {ckpt}: exit {info.returncode}, lacks {missing}: {info.stdout!r}")
+    r = run(rlvr, "config", "check", ini)
+    if r.returncode != 0:
+        fail(f"rlvr config check of model info's [model]: {r.stderr.strip()}")
+    print(f"{case}: model info: a [model] section rlvr config check accepts")
+
+
 def model_case():
     src = os.path.join(work, "src")
     m = make_model(case)
@@ -392,6 +411,7 @@ def model_case():
         return
     if os.path.exists(ckpt + ".tmp"):
         fail("import left its temporary directory behind")
+    check_info(ckpt)
     weights, cfg = hf_weights(src)
     compare_logprobs("checkpoint tensors through a numpy forward", numpy_logprobs(ckpt, cfg, ids), want)
     compare_logprobs("safetensors import", rlvr_logprobs(ckpt, ids), want)
