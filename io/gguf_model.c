@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "io/gguf.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,21 +63,48 @@ static int arch_of(const rlvr_gguf *g, const char *path, const char **arch) {
     return 0;
 }
 
-/* RoPE scaling the file asks for that rlvr cannot reproduce exactly. */
-static int refuse_rope_scaling(const rlvr_gguf *g, const char *path, const char *arch) {
-    if (rlvr_gguf_tensor_find(g, "rope_freqs.weight"))
-        return RLVR_FAIL(RLVR_EFORMAT, "%s: tensor \"rope_freqs.weight\" (Llama 3.1-style RoPE scaling): the file has "
-                                       "only the per-frequency factors, not the llama3 rope_scaling parameters rlvr "
-                                       "needs; import the Hugging Face directory instead",
-                         path);
+/* llama.cpp keeps Llama 3.1 RoPE scaling only as rope_freqs.weight, the
+ * divisor of each frequency; rlvr's RoPE takes the llama3 parameters. The
+ * ones every Llama 3.x release uses (low_freq_factor 1, high_freq_factor 4,
+ * original context 8192 or <arch>.rope.scaling.original_context_length),
+ * with factor = the last divisor, are taken when they give every divisor
+ * back (to float rounding); anything else is refused. */
+static int rope_from_divisors(const rlvr_gguf *g, const char *path, const char *arch, const rlvr_gguf_tensor *t,
+                              rlvr_model_config *m) {
+    float file[512], ours[512];
+    uint64_t n = (uint64_t)(m->d_model / m->n_heads / 2);
+    if (t->n_dims != 1 || t->dims[0] != n || n > 512)
+        return RLVR_FAIL(RLVR_EFORMAT, "%s: tensor \"rope_freqs.weight\" is not [head_dim / 2 = %llu]", path,
+                         (unsigned long long)n);
+    RLVR_TRY(rlvr_gguf_tensor_f32(g, t, file));
+    char key[128];
+    uint32_t orig = 8192;
+    snprintf(key, sizeof key, "%s.rope.scaling.original_context_length", arch);
+    (void)rlvr_gguf_get_u32(g, key, &orig); /* absent: Llama 3.x's 8192 */
+    m->rope_scaling = (rlvr_rope_scaling){.kind = RLVR_ROPE_SCALING_LLAMA3, .factor = file[n - 1],
+                                          .low_freq_factor = 1, .high_freq_factor = 4, .original_max_seq = (int)orig};
+    rlvr_port_llama3_divisors(m, ours);
+    for (uint64_t i = 0; i < n; i++)
+        if (!(fabsf(ours[i] - file[i]) <= 1e-5f * fabsf(file[i])))
+            return RLVR_FAIL(RLVR_EFORMAT, "%s: tensor \"rope_freqs.weight\" (RoPE scaling): divisor %llu is %.9g, "
+                                           "llama3 scaling with factor %g, low_freq_factor 1, high_freq_factor 4 and "
+                                           "original context %u gives %.9g; rlvr needs the llama3 parameters, which "
+                                           "the file does not keep: import the Hugging Face directory instead",
+                             path, (unsigned long long)i, (double)file[i], (double)file[n - 1], orig, (double)ours[i]);
+    return 0;
+}
+
+static int rope_scaling(const rlvr_gguf *g, const char *path, const char *arch, rlvr_model_config *m) {
     char key[128];
     snprintf(key, sizeof key, "%s.rope.scaling.type", arch);
     const char *s = NULL;
     size_t n = 0;
     if (rlvr_gguf_get_string(g, key, &s, &n) == 0 && !(n == 4 && memcmp(s, "none", 4) == 0))
-        return RLVR_FAIL(RLVR_EFORMAT, "%s: key \"%s\" is \"%.*s\": rlvr imports GGUF files without RoPE scaling",
+        return RLVR_FAIL(RLVR_EFORMAT, "%s: key \"%s\" is \"%.*s\": rlvr imports GGUF RoPE scaling only as llama3 "
+                                       "divisors (rope_freqs.weight)",
                          path, key, (int)(n > 64 ? 64 : n), s);
-    return 0;
+    const rlvr_gguf_tensor *t = rlvr_gguf_tensor_find(g, "rope_freqs.weight");
+    return t ? rope_from_divisors(g, path, arch, t, m) : 0;
 }
 
 static int parse_config(const rlvr_gguf *g, const char *path, const rlvr_port_options *opt, rlvr_model_config *m,
@@ -101,7 +129,7 @@ static int parse_config(const rlvr_gguf *g, const char *path, const rlvr_port_op
     if (rope_dims != m->d_model / m->n_heads)
         return RLVR_FAIL(RLVR_EFORMAT, "%s: key \"%s.rope.dimension_count\" is %d: rlvr rotates whole heads (%d)", path,
                          a, rope_dims, m->d_model / m->n_heads);
-    RLVR_TRY(refuse_rope_scaling(g, path, a));
+    RLVR_TRY(rope_scaling(g, path, a, m));
     const rlvr_gguf_tensor *emb = rlvr_gguf_tensor_find(g, "token_embd.weight");
     if (!emb || emb->n_dims != 2 || emb->dims[0] != (uint64_t)m->d_model || emb->dims[1] < 1 || emb->dims[1] > (1u << 30))
         return RLVR_FAIL(RLVR_EFORMAT, "%s: tensor \"token_embd.weight\" is missing or not [%d, vocab]", path,

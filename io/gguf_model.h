@@ -4,9 +4,11 @@
  * float32 by io/gguf.h (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q4_K, Q5_K, Q6_K).
  * "llama" files hold wq/wk rows in rlvr's interleaved RoPE order already;
  * "qwen2" files (NEOX rope) are permuted like a Hugging Face checkpoint
- * (io/model_port.h). Llama 3.1-style RoPE scaling (a rope_freqs.weight
- * tensor) is refused: the file keeps only the resulting per-frequency
- * factors, not the parameters rlvr's RoPE needs. Layout: docs/FORMATS.md,
+ * (io/model_port.h). Llama 3.1-style RoPE scaling: llama.cpp keeps only
+ * each frequency's divisor (rope_freqs.weight), not the llama3 parameters
+ * rlvr's RoPE takes; the parameters every Llama 3.x release uses (factor =
+ * the last divisor, low 1, high 4, original context 8192) are taken when
+ * they reproduce every divisor, and the file is refused otherwise. Layout: docs/FORMATS.md,
  * "GGUF (read)" and "GGUF model import". */
 #ifndef RLVR_IO_GGUF_MODEL_H
 #define RLVR_IO_GGUF_MODEL_H

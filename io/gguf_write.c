@@ -4,7 +4,6 @@
 #include "io/gguf_model.h"
 #include "io/weights_file.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,25 +161,6 @@ static int put(void *user, const rlvr_port_tensor *t) {
     return rc;
 }
 
-/* llama.cpp's per-frequency divisors for Llama 3.1 RoPE scaling (its
- * converter's rope_freqs.weight), in float as that converter does. */
-static void rope_factors(const rlvr_model_config *c, float *out) {
-    const rlvr_rope_scaling *r = &c->rope_scaling;
-    int hd = c->d_model / c->n_heads;
-    double lo_wave = r->original_max_seq / (double)r->low_freq_factor;
-    double hi_wave = r->original_max_seq / (double)r->high_freq_factor;
-    for (int i = 0; i < hd / 2; i++) {
-        float freq = 1.0f / powf(c->rope_theta, (float)(2 * i) / (float)hd);
-        double wave = 2 * M_PI / freq;
-        if (wave < hi_wave) out[i] = 1.0f;
-        else if (wave > lo_wave) out[i] = r->factor;
-        else {
-            double s = (r->original_max_seq / wave - r->low_freq_factor) / (r->high_freq_factor - r->low_freq_factor);
-            out[i] = (float)(1.0 / ((1 - s) / r->factor + s));
-        }
-    }
-}
-
 static int metadata(rlvr_gguf_writer *w, const rlvr_model_config *c, const char *arch, rlvr_export_dtype dtype) {
     static const char *const ints[] = {"context_length", "embedding_length", "block_count", "feed_forward_length",
                                        "rope.dimension_count", "attention.head_count", "attention.head_count_kv",
@@ -212,7 +192,7 @@ static int write_model(const rlvr_model *m, const char *path, const rlvr_export_
     uint64_t n_factors = (uint64_t)e.head_dim / 2;
     if (scaled && n_factors > sizeof factors / sizeof factors[0])
         return RLVR_FAIL(RLVR_EINVAL, "GGUF export: head_dim %d is too large for rope_freqs", e.head_dim);
-    if (scaled) rope_factors(c, factors);
+    if (scaled) rlvr_port_llama3_divisors(c, factors);
     rlvr_port_options po = {.progress = opt->progress, .progress_user = opt->progress_user};
     RLVR_TRY(metadata(w, c, arch, opt->dtype));
     RLVR_TRY(rlvr_port_for_each(m, rlvr_gguf_tensor_names(), declare, &e, NULL));

@@ -6,6 +6,7 @@
 #include "io/h5util.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,4 +208,21 @@ int rlvr_port_export_data(const rlvr_port_tensor *t, bool half_split, int head_d
 int rlvr_port_publish(const char *tmp, const char *path) {
     if (rename(tmp, path) != 0) return rlvr_error_errno_at(__FILE__, __LINE__, "renaming %s to %s", tmp, path);
     return rlvr_fsync_parent_dir(path);
+}
+
+void rlvr_port_llama3_divisors(const rlvr_model_config *c, float *out) {
+    const rlvr_rope_scaling *r = &c->rope_scaling;
+    int hd = c->d_model / c->n_heads;
+    double lo_wave = r->original_max_seq / (double)r->low_freq_factor;
+    double hi_wave = r->original_max_seq / (double)r->high_freq_factor;
+    for (int i = 0; i < hd / 2; i++) {
+        float freq = 1.0f / powf(c->rope_theta, (float)(2 * i) / (float)hd);
+        double wave = 2 * M_PI / freq;
+        if (wave < hi_wave) out[i] = 1.0f;
+        else if (wave > lo_wave) out[i] = r->factor;
+        else {
+            double s = (r->original_max_seq / wave - r->low_freq_factor) / (r->high_freq_factor - r->low_freq_factor);
+            out[i] = (float)(1.0 / ((1 - s) / r->factor + s));
+        }
+    }
 }

@@ -109,6 +109,11 @@ const char *rlvr_export_dtype_name(rlvr_export_dtype d);
 int rlvr_port_export_data(const rlvr_port_tensor *t, bool half_split, int head_dim, const float **data,
                           float **owned);
 
+/* llama.cpp's rope_freqs.weight for a model with llama3 RoPE scaling: the
+ * divisor of each of the head_dim / 2 frequencies, computed as its
+ * converter does (float frequencies, double arithmetic). */
+void rlvr_port_llama3_divisors(const rlvr_model_config *c, float *out);
+
 /* Renames `tmp` to `path` and fsyncs the directory. */
 int rlvr_port_publish(const char *tmp, const char *path);
 

@@ -67,7 +67,7 @@ def make_model(name):
     elif name == "llama3":
         m = LlamaForCausalLM(LlamaConfig(**COMMON, rope_theta=500000.0, tie_word_embeddings=False, rope_scaling={
             "rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-            "original_max_position_embeddings": 64}))
+            "original_max_position_embeddings": 8192}))
     elif name == "smollm2":
         m = LlamaForCausalLM(LlamaConfig(**COMMON, rope_theta=100000.0, tie_word_embeddings=True))
     elif name == "qwen2":
@@ -281,12 +281,12 @@ def to_rlvr_order(v, gname, cfg, arch):
     return v
 
 
-def check_gguf_import(base_ckpt, weights, cfg, arch, ids, want):
+def check_gguf_import(base_ckpt, weights, cfg, arch, ids, want, extra=None):
     tensors = gguf_tensors(weights, cfg, arch)
     for qt in (Q.F32, Q.F16, Q.BF16, Q.Q8_0, Q.Q4_0, Q.Q4_1):
         path = os.path.join(work, f"in_{qt.name}.gguf")
         ckpt = os.path.join(work, f"in_{qt.name}.h5")
-        write_gguf(path, tensors, cfg, arch, qt)
+        write_gguf(path, tensors, cfg, arch, qt, extra)
         if not rlvr_import(path, ckpt):
             continue
         bad = []
@@ -307,6 +307,9 @@ def check_gguf_import(base_ckpt, weights, cfg, arch, ids, want):
                     if not np.array_equal(a["model/params/" + k][...], b["model/params/" + k][...]):
                         fail(f"GGUF F32 import: {k} differs from the safetensors import")
             compare_logprobs("GGUF F32 import", rlvr_logprobs(ckpt, ids), want)
+            a, b = (run(rlvr, "model", "info", c).stdout.splitlines()[1:] for c in (ckpt, base_ckpt))
+            if a != b:
+                fail(f"GGUF F32 import: model info differs from the safetensors import: {a} vs {b}")
 
 
 def rlvr_export(ckpt, flag, path, dtype):
@@ -332,10 +335,13 @@ def check_hf_export(ckpt, weights, ids, want):
         print(f"{case}: HF export {dtype}: {len(weights)} tensors checked")
 
 
-def rope_freqs(cfg):
-    """llama.cpp converter's rope_freqs.weight for llama3 scaling."""
+def rope_freqs(cfg, original=None):
+    """llama.cpp converter's rope_freqs.weight for llama3 scaling (of
+    another original context when given)."""
     import math
-    rs = cfg.rope_scaling
+    rs = dict(cfg.rope_scaling)
+    if original:
+        rs["original_max_position_embeddings"] = original
     dim = cfg.hidden_size // cfg.num_attention_heads
     freqs = 1.0 / (cfg.rope_theta ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim))
     lo, hi, old = rs["low_freq_factor"], rs["high_freq_factor"], rs["original_max_position_embeddings"]
@@ -389,7 +395,7 @@ def check_info(ckpt):
     with open(ini, "w") as f:
         f.write(info.stdout)
     lines = {"qwen2": ["qkv_bias = true"], "llama3": ["rope_scaling = llama3", "rope_scaling_factor = 8",
-                                                      "rope_original_max_seq = 64", "rope_theta = 500000"],
+                                                      "rope_original_max_seq = 8192", "rope_theta = 500000"],
              "smollm2": ["tie_embeddings = true"]}.get(case, ["qkv_bias = false", "rope_scaling = none"])
     missing = [x for x in lines if x not in info.stdout.splitlines()]
     if info.returncode != 0 or missing:
@@ -420,12 +426,15 @@ def model_case():
     check_hf_export(ckpt, weights, ids, want)
     arch = "qwen2" if case == "qwen2" else "llama"
     check_gguf_export(ckpt, weights, cfg, arch)
+    extra = None
     if case == "llama3":
+        # divisors Llama 3.x's parameters do not give: refused
         path = os.path.join(work, "scaled.gguf")
-        write_gguf(path, gguf_tensors(weights, cfg, arch), cfg, arch, Q.F32, {"rope_freqs.weight": rope_freqs(cfg)})
-        expect_refusal("GGUF with rope_freqs", [path], [path, "rope_freqs.weight"])
-    else:
-        check_gguf_import(ckpt, weights, cfg, arch, ids, want)
+        write_gguf(path, gguf_tensors(weights, cfg, arch), cfg, arch, Q.F32,
+                   {"rope_freqs.weight": rope_freqs(cfg, original=64)})
+        expect_refusal("GGUF rope_freqs of other llama3 parameters", [path], [path, "rope_freqs.weight"])
+        extra = {"rope_freqs.weight": rope_freqs(cfg)}
+    check_gguf_import(ckpt, weights, cfg, arch, ids, want, extra)
 
 
 # ---- bad inputs ------------------------------------------------------------------------------
