@@ -12,6 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Model tensors by their index in rlvr_param_views. */
+enum { T_EMBED = 0, T_WQ = 2, T_WK = 3, T_FINAL_NORM = 10, T_LM_HEAD = 11, T_BQ = 12, T_BK = 13 };
+
 /* Pointer of model tensor i in the views (their order is the header's). */
 static float *view_of(const rlvr_param_views *v, int i) {
     float *const all[RLVR_PARAM_TENSORS] = {v->embed,  v->attn_norm, v->wq,         v->wk,      v->wv,
@@ -31,13 +34,13 @@ static void layer_shape(const rlvr_model_config *c, int i, size_t *rows, size_t 
     for (int k = 0; k < 2 && shapes[i][k]; k++)
         d[k] = shapes[i][k] == 'V' ? V : shapes[i][k] == 'C' ? C : shapes[i][k] == 'F' ? F : K;
     *rows = d[0], *cols = d[1];
-    *per_layer = !(i == 0 || i == 10 || i == 11);
+    *per_layer = !(i == T_EMBED || i == T_FINAL_NORM || i == T_LM_HEAD);
 }
 
 /* Whether the model has model tensor i in a file. */
 static bool has_tensor(const rlvr_model_config *c, int i) {
-    if (i == 11) return !c->tie_embeddings;
-    if (i >= 12) return c->qkv_bias;
+    if (i == T_LM_HEAD) return !c->tie_embeddings;
+    if (i >= T_BQ) return c->qkv_bias;
     return true;
 }
 
@@ -52,10 +55,9 @@ int rlvr_port_tensor_count(const rlvr_model_config *cfg) {
     return n;
 }
 
-bool rlvr_port_is_rope_rows(int tensor) { return tensor == 2 || tensor == 3 || tensor == 12 || tensor == 13; }
+bool rlvr_port_is_rope_rows(int tensor) { return tensor == T_WQ || tensor == T_WK || tensor == T_BQ || tensor == T_BK; }
 
-/* Layer order first (how files list them and how progress reads best),
- * then the global tensors after the last layer, embed first. */
+/* Calls fn for model tensor i of `layer` (-1: a global tensor). */
 static int visit(const rlvr_model *m, const char *const names[RLVR_PARAM_TENSORS], int i, int layer,
                  rlvr_port_tensor_fn fn, void *user, const rlvr_port_options *opt, int *done) {
     const rlvr_model_config *c = rlvr_model_config_of(m);
@@ -76,8 +78,8 @@ static int visit(const rlvr_model *m, const char *const names[RLVR_PARAM_TENSORS
 int rlvr_port_for_each(const rlvr_model *m, const char *const names[RLVR_PARAM_TENSORS],
                        rlvr_port_tensor_fn fn, void *user, const rlvr_port_options *opt) {
     const rlvr_model_config *c = rlvr_model_config_of(m);
-    int done = 0;
-    RLVR_TRY(visit(m, names, 0, -1, fn, user, opt, &done));
+    int done = 0; /* the embedding, layer by layer as files list them, the final norm and head */
+    RLVR_TRY(visit(m, names, T_EMBED, -1, fn, user, opt, &done));
     for (int l = 0; l < c->n_layers; l++)
         for (int i = 1; i < RLVR_PARAM_TENSORS; i++) {
             size_t r, cc;
@@ -85,8 +87,8 @@ int rlvr_port_for_each(const rlvr_model *m, const char *const names[RLVR_PARAM_T
             layer_shape(c, i, &r, &cc, &per_layer);
             if (per_layer && has_tensor(c, i)) RLVR_TRY(visit(m, names, i, l, fn, user, opt, &done));
         }
-    RLVR_TRY(visit(m, names, 10, -1, fn, user, opt, &done));
-    if (has_tensor(c, 11)) RLVR_TRY(visit(m, names, 11, -1, fn, user, opt, &done));
+    RLVR_TRY(visit(m, names, T_FINAL_NORM, -1, fn, user, opt, &done));
+    if (has_tensor(c, T_LM_HEAD)) RLVR_TRY(visit(m, names, T_LM_HEAD, -1, fn, user, opt, &done));
     return 0;
 }
 
