@@ -33,6 +33,7 @@ const rlvr_command rlvr_commands[] = {
     {"submit", "CONFIG [--out RUNDIR] [--dry-run]", "the run as a Slurm chain: SFT, RL segments, a gate after each", rlvr_cmd_submit},
     {"status", "RUNDIR", "a run's Slurm chain: job states, markers, checkpoints, last metrics", rlvr_cmd_status},
     {"cancel", "RUNDIR", "cancel the queued and running jobs of a run's Slurm chain", rlvr_cmd_cancel},
+    {"model", "import|export|info ... (model help)", "pretrained Llama/Mistral/Qwen2 weights (HF directory, GGUF) in and out of checkpoints", rlvr_cmd_model},
     {NULL, NULL, NULL, NULL},
 };
 

@@ -1,0 +1,191 @@
+/* jobs/model.c — `rlvr model import|export|info`: pretrained Llama-family
+ * weights in and out of rlvr checkpoints (io/hf_model.h, io/gguf_model.h,
+ * io/hf_export.h, io/gguf_write.h). */
+#include "core/error.h"
+#include "io/checkpoint.h"
+#include "io/gguf_model.h"
+#include "io/gguf_write.h"
+#include "io/hf_export.h"
+#include "io/hf_model.h"
+#include "jobs/commands.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "usage: rlvr model import SRC --out CKPT.h5 [--max-seq N]\n"
+            "       rlvr model export CKPT --out DIR [--dtype f32|bf16|f16]\n"
+            "       rlvr model export CKPT --gguf FILE.gguf [--dtype f32|f16]\n"
+            "       rlvr model info SRC\n"
+            "  SRC           a Hugging Face model directory (config.json + model.safetensors or its\n"
+            "                index) of LlamaForCausalLM, MistralForCausalLM or Qwen2ForCausalLM, or a\n"
+            "                GGUF file (.gguf) of architecture llama or qwen2\n"
+            "  --out CKPT    import: the checkpoint file to write (loads with --checkpoint and\n"
+            "                [train] init = CKPT); export: the directory to create\n"
+            "  --max-seq N   cap on the positions the model is given (default %d; the model's\n"
+            "                own max_position_embeddings when smaller)\n"
+            "  --gguf FILE   export a GGUF file (llama.cpp) instead of a directory\n"
+            "  --dtype T     weight type: f32 (default), bf16 or f16 (GGUF: f32 or f16)\n",
+            RLVR_IMPORT_MAX_SEQ_DEFAULT);
+}
+
+/* Progress on stderr, about every tenth of the tensors. */
+static void progress(void *user, const char *what, int done, int total) {
+    const char *verb = user;
+    int step = total >= 10 ? total / 10 : 1;
+    if (done % step == 0 || done == total) fprintf(stderr, "rlvr model %s: %d/%d tensors (%s)\n", verb, done, total, what);
+}
+
+static bool is_gguf(const char *path) {
+    size_t n = strlen(path);
+    return n >= 5 && strcmp(path + n - 5, ".gguf") == 0;
+}
+
+static bool is_dir(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int load_source(const char *src, const rlvr_port_options *opt, rlvr_model **m) {
+    if (is_gguf(src)) return rlvr_gguf_model_load(src, opt, m);
+    if (is_dir(src)) return rlvr_hf_model_load(src, opt, m);
+    return rlvr_error_set(RLVR_EINVAL, "%s: neither a model directory nor a .gguf file", src);
+}
+
+static int cmd_import(int argc, char **argv) {
+    const char *src = NULL, *out = NULL;
+    int64_t max_seq = RLVR_IMPORT_MAX_SEQ_DEFAULT;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) out = argv[++i];
+        else if (strcmp(argv[i], "--max-seq") == 0 && i + 1 < argc) {
+            if (rlvr_cmd_parse_int("model import", "--max-seq", argv[++i], 1, 1 << 24, &max_seq) < 0)
+                return RLVR_EXIT_USAGE;
+        } else if (argv[i][0] != '-' && !src) src = argv[i];
+        else {
+            usage(stderr);
+            return RLVR_EXIT_USAGE;
+        }
+    }
+    if (!src || !out) {
+        usage(stderr);
+        return RLVR_EXIT_USAGE;
+    }
+    if (access(out, F_OK) == 0) { /* before the long load; the library checks again */
+        fprintf(stderr, "rlvr model import: %s exists: remove it or choose another --out\n", out);
+        return RLVR_EXIT_FAILURE;
+    }
+    rlvr_port_options opt = {.max_seq = (int)max_seq, .progress = progress, .progress_user = "import"};
+    rlvr_model *m = NULL;
+    int rc = load_source(src, &opt, &m);
+    if (rc == 0) rc = rlvr_port_save_checkpoint(out, m, NULL);
+    if (rc == 0) {
+        const rlvr_model_config *c = rlvr_model_config_of(m);
+        printf("imported %s: %zu parameters, %d layers, d_model %d, vocab %d, max_seq %d -> %s\n", src,
+               rlvr_model_num_params(m), c->n_layers, c->d_model, c->vocab, c->max_seq, out);
+    }
+    rlvr_model_free(m);
+    return rc < 0 ? rlvr_cmd_fail("model import", rc) : RLVR_EXIT_OK;
+}
+
+static int parse_dtype(const char *s, rlvr_export_dtype *d) {
+    if (strcmp(s, "f32") == 0) *d = RLVR_EXPORT_F32;
+    else if (strcmp(s, "f16") == 0) *d = RLVR_EXPORT_F16;
+    else if (strcmp(s, "bf16") == 0) *d = RLVR_EXPORT_BF16;
+    else {
+        fprintf(stderr, "rlvr model export: --dtype wants f32, bf16 or f16, got \"%s\"\n", s);
+        return -1;
+    }
+    return 0;
+}
+
+static int load_checkpoint(const char *path, rlvr_model **m) {
+    rlvr_checkpoint *ck = NULL;
+    RLVR_TRY(rlvr_checkpoint_open(&ck, path));
+    int rc = rlvr_checkpoint_load_model(ck, m);
+    rlvr_checkpoint_close(ck);
+    return rc;
+}
+
+static int cmd_export(int argc, char **argv) {
+    const char *ckpt = NULL, *dir = NULL, *gguf = NULL;
+    rlvr_export_options opt = {.dtype = RLVR_EXPORT_F32, .progress = progress, .progress_user = "export"};
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) dir = argv[++i];
+        else if (strcmp(argv[i], "--gguf") == 0 && i + 1 < argc) gguf = argv[++i];
+        else if (strcmp(argv[i], "--dtype") == 0 && i + 1 < argc) {
+            if (parse_dtype(argv[++i], &opt.dtype) < 0) return RLVR_EXIT_USAGE;
+        } else if (argv[i][0] != '-' && !ckpt) ckpt = argv[i];
+        else {
+            usage(stderr);
+            return RLVR_EXIT_USAGE;
+        }
+    }
+    if (!ckpt || !dir == !gguf) {
+        fprintf(stderr, "rlvr model export: give CKPT and one of --out DIR or --gguf FILE\n");
+        return RLVR_EXIT_USAGE;
+    }
+    if (gguf && opt.dtype == RLVR_EXPORT_BF16) {
+        fprintf(stderr, "rlvr model export: --gguf writes f32 or f16\n");
+        return RLVR_EXIT_USAGE;
+    }
+    rlvr_model *m = NULL;
+    int rc = load_checkpoint(ckpt, &m);
+    if (rc == 0) rc = gguf ? rlvr_gguf_export(m, gguf, &opt) : rlvr_hf_export(m, dir, &opt);
+    if (rc == 0) printf("exported %s -> %s (%s)\n", ckpt, gguf ? gguf : dir, rlvr_export_dtype_name(opt.dtype));
+    rlvr_model_free(m);
+    return rc < 0 ? rlvr_cmd_fail("model export", rc) : RLVR_EXIT_OK;
+}
+
+/* The [model] section a run needs to start from the model ([train] init =
+ * CKPT loads only into an equal configuration): ready to paste. */
+static void print_config(const char *src, const char *arch, const rlvr_model_config *c) {
+    const rlvr_rope_scaling *r = &c->rope_scaling;
+    bool llama3 = r->kind == RLVR_ROPE_SCALING_LLAMA3;
+    printf("# %s: %s, head_dim %d\n[model]\nvocab = %d\nd_model = %d\nn_layers = %d\nn_heads = %d\n"
+           "n_kv_heads = %d\nd_ff = %d\nmax_seq = %d\nrope_theta = %.9g\nnorm_eps = %.9g\ntie_embeddings = %s\n"
+           "qkv_bias = %s\nrope_scaling = %s\ninit_seed = %llu\ninit_std = %.9g\n",
+           src, arch, c->d_model / c->n_heads, c->vocab, c->d_model, c->n_layers, c->n_heads, c->n_kv_heads, c->d_ff,
+           c->max_seq, (double)c->rope_theta, (double)c->norm_eps, c->tie_embeddings ? "true" : "false",
+           c->qkv_bias ? "true" : "false", llama3 ? "llama3" : "none", (unsigned long long)c->init_seed,
+           (double)c->init_std);
+    if (llama3)
+        printf("rope_scaling_factor = %.9g\nrope_low_freq_factor = %.9g\nrope_high_freq_factor = %.9g\n"
+               "rope_original_max_seq = %d\n",
+               (double)r->factor, (double)r->low_freq_factor, (double)r->high_freq_factor, r->original_max_seq);
+}
+
+static int cmd_info(int argc, char **argv) {
+    if (argc != 2) {
+        usage(stderr);
+        return RLVR_EXIT_USAGE;
+    }
+    const char *src = argv[1], *arch = "rlvr checkpoint";
+    rlvr_model_config c;
+    rlvr_port_options opt = {0};
+    int rc;
+    if (is_gguf(src)) rc = rlvr_gguf_model_config(src, &opt, &c, &arch);
+    else if (is_dir(src)) rc = rlvr_hf_model_config(src, &opt, &c, &arch);
+    else {
+        rlvr_checkpoint *ck = NULL;
+        rc = rlvr_checkpoint_open(&ck, src);
+        if (rc == 0) rc = rlvr_checkpoint_model_config(ck, &c);
+        rlvr_checkpoint_close(ck);
+    }
+    if (rc < 0) return rlvr_cmd_fail("model info", rc);
+    print_config(src, arch, &c);
+    return RLVR_EXIT_OK;
+}
+
+int rlvr_cmd_model(int argc, char **argv) {
+    const char *sub = argc > 1 ? argv[1] : "";
+    if (strcmp(sub, "import") == 0) return cmd_import(argc - 1, argv + 1);
+    if (strcmp(sub, "export") == 0) return cmd_export(argc - 1, argv + 1);
+    if (strcmp(sub, "info") == 0) return cmd_info(argc - 1, argv + 1);
+    bool help = strcmp(sub, "help") == 0 || strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0;
+    usage(help ? stdout : stderr);
+    return help ? RLVR_EXIT_OK : RLVR_EXIT_USAGE;
+}
