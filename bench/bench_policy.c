@@ -581,7 +581,7 @@ static int bench_model_size(report *rep, const rlvr_bench_options *opt, int thre
     rlvr_model_config c;
     RLVR_TRY(model_size_config(&c, opt));
     rep->vocab = c.vocab;
-    RLVR_TRY(roofline_measure(&rep->machine, rep->quick ? 0.3 : 1.0));
+    RLVR_TRY(roofline_measure(&rep->machine, rep->quick ? 0.3 : 1.0, (size_t)weight_bytes(&c)));
     emit_machine(rep, threads);
     decode_setup d = {0};
     int rc = decode_setup_new(&d, rep, &c);
@@ -624,7 +624,7 @@ int rlvr_bench_policy(const rlvr_bench_options *opt) {
     RLVR_TRY(bench_vocab(&rep.vocab));
     RLVR_TRY(bench_train_at(&rep, 128, 4, 256));
     RLVR_TRY(bench_train_at(&rep, 512, 8, 512));
-    RLVR_TRY(roofline_measure(&rep.machine, rep.quick ? 0.3 : 1.0));
+    RLVR_TRY(roofline_measure(&rep.machine, rep.quick ? 0.3 : 1.0, 0));
     emit_machine(&rep, threads);
     decode_setup d = {0};
     rlvr_model_config c = shape(rep.vocab, 512, 8, PROMPT + 128);
