@@ -11,6 +11,11 @@
 typedef struct {
     bool quick;      /* smaller sizes, for CI and the quickstart */
     bool json_only;  /* no human table */
+    /* policy only: instead of the built-in sizes, one model at another size,
+     * named (rlvr_bench_policy_models) or with the configuration stored in a
+     * checkpoint; NULL = the built-in sizes */
+    const char *model;
+    const char *checkpoint;
 } rlvr_bench_options;
 
 typedef struct {
@@ -20,6 +25,8 @@ typedef struct {
 
 /* The benchmarks, one per bench/bench_<name>.c. */
 int rlvr_bench_policy(const rlvr_bench_options *opt);
+/* The names `rlvr bench policy --model` takes, NULL-terminated. */
+extern const char *const rlvr_bench_policy_models[];
 int rlvr_bench_io(const rlvr_bench_options *opt);
 int rlvr_bench_enclave(const rlvr_bench_options *opt);
 int rlvr_bench_harness(const rlvr_bench_options *opt);

@@ -4,9 +4,9 @@
  * to cover the FMA latency on every x86-64 core of the last decade (4
  * cycles × 2 pipes, with room), and uses the same vector width as the
  * matmul kernel (policy/sampler_kernels.c), so the peak is the one that
- * kernel could reach. The read loop sums a buffer of READ_BYTES with vector
- * loads into READ_CHAINS independent sums, every thread its own contiguous
- * part. */
+ * kernel could reach. The read loop sums a buffer of READ_BYTES (or more)
+ * with vector loads into READ_CHAINS independent sums, every thread its own
+ * contiguous part. */
 #include "bench/roofline.h"
 
 #include "core/error.h"
@@ -31,7 +31,7 @@
 #endif
 #define FMA_ITERS 4000000L
 #define READ_CHAINS 8 /* independent sums: the adds never wait for each other */
-#define READ_BYTES ((size_t)256 << 20) /* far past any last-level cache */
+#define READ_BYTES ((size_t)256 << 20) /* the least: past most last-level caches */
 
 typedef float vf __attribute__((vector_size(VW * sizeof(float))));
 
@@ -92,11 +92,13 @@ static double read_once(const float *buf, size_t n, volatile float *sink) {
     return (double)(n * sizeof(float)) / (rlvr_now() - t0) / 1e9;
 }
 
-int roofline_measure(roofline *r, double min_s) {
+int roofline_measure(roofline *r, double min_s, size_t read_bytes) {
     volatile float sink = 0.0f;
-    size_t n = READ_BYTES / sizeof(float);
+    size_t n = (read_bytes > READ_BYTES ? read_bytes : READ_BYTES) / sizeof(float);
     float *buf = malloc(n * sizeof *buf);
-    if (!buf) return RLVR_FAIL(RLVR_ENOMEM, "bench: out of memory for the %zu MB bandwidth buffer", READ_BYTES >> 20);
+    if (!buf)
+        return RLVR_FAIL(RLVR_ENOMEM, "bench: out of memory for the %zu MB bandwidth buffer",
+                         n * sizeof *buf >> 20);
     /* Writes every page before the timing, with a non-zero byte: malloc +
      * memset(0) may become calloc, whose untouched pages all map the one
      * zero page and read from the cache. 0x3f3f3f3f is 0.747f. */

@@ -15,8 +15,11 @@ typedef struct {
 } roofline;
 
 /* Measures both limits, each for at least min_s seconds (best of the
- * rounds: the machine may be shared). */
-int roofline_measure(roofline *r, double min_s);
+ * rounds: the machine may be shared). The bandwidth is read from a buffer of
+ * read_bytes, at least 256 MB: a decode step streams the model's weights
+ * once, so a buffer of their size sees the caches as the step does (some
+ * machines' last-level caches hold a few hundred MB). */
+int roofline_measure(roofline *r, double min_s, size_t read_bytes);
 
 /* Tokens/s bound for `tokens` tokens costing `flops` and reading `bytes`
  * from memory: tokens / max(flops / peak, bytes / bandwidth). */

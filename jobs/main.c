@@ -16,7 +16,8 @@
 #endif
 
 const rlvr_command rlvr_commands[] = {
-    {"bench", "WHAT [--quick] [--json]", "run a benchmark and print JSON lines plus a table", rlvr_cmd_bench},
+    {"bench", "WHAT [--quick] [--json] [--model NAME | --checkpoint FILE (policy)]",
+     "run a benchmark and print JSON lines plus a table", rlvr_cmd_bench},
     {"config", "check FILE | keys [--markdown]", "validate a configuration file, or list every key", rlvr_cmd_config},
     {"plan", "CONFIG [--json]", "capacity planner: signal, false positives, MC cost, throughput", rlvr_cmd_plan},
     {"inspect", "FILE [--rollout N] [--verify]", "summarise a shard, checkpoint, metrics or manifest file", rlvr_cmd_inspect},

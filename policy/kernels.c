@@ -212,8 +212,8 @@ void matmul_backward(float *dinp, float *dweight, const float *dout, const float
 
 /* ---- softmax head ----------------------------------------------------------- */
 
-float logits_logprob_entropy(float *entropy, float *probs, const float *logits, int V, float temperature,
-                             int32_t target) {
+void logits_softmax_stats(double *zmax_out, double *log_sum_out, float *entropy, float *probs, const float *logits,
+                          int V, float temperature) {
     double inv_t = 1.0 / temperature;
     double zmax = -INFINITY;
     for (int v = 0; v < V; v++) {
@@ -234,6 +234,19 @@ float logits_logprob_entropy(float *entropy, float *probs, const float *logits, 
         double inv_sum = 1.0 / sum;
         for (int v = 0; v < V; v++) probs[v] = (float)(exp(logits[v] * inv_t - zmax) * inv_sum);
     }
-    if (target < 0 || target >= V) return 0.0f;
+    *zmax_out = zmax;
+    *log_sum_out = log_sum;
+}
+
+float logits_logprob_at(const float *logits, float temperature, double zmax, double log_sum, int32_t target) {
+    double inv_t = 1.0 / temperature;
     return (float)(logits[target] * inv_t - zmax - log_sum);
+}
+
+float logits_logprob_entropy(float *entropy, float *probs, const float *logits, int V, float temperature,
+                             int32_t target) {
+    double zmax, log_sum;
+    logits_softmax_stats(&zmax, &log_sum, entropy, probs, logits, V, temperature);
+    if (target < 0 || target >= V) return 0.0f;
+    return logits_logprob_at(logits, temperature, zmax, log_sum, target);
 }

@@ -783,10 +783,11 @@ static void sample_one(rlvr_sampler *s, int slot, float *probs, rlvr_sample *out
         out->stop = RLVR_SAMPLE_CONTEXT;
         return;
     }
-    logits_logprob_entropy(&out->entropy, probs, logits, s->mc.vocab, tau, -1);
+    double zmax, log_sum;
+    logits_softmax_stats(&zmax, &log_sum, &out->entropy, probs, logits, s->mc.vocab, tau);
     double u = rlvr_rng_uniform(s->cfg.seed, RLVR_RNG_SAMPLE, st->step, st->sequence, (uint32_t)st->len);
     out->token = draw(probs, s->mc.vocab, u);
-    out->logprob = logits_logprob_entropy(NULL, NULL, logits, s->mc.vocab, tau, out->token);
+    out->logprob = logits_logprob_at(logits, tau, zmax, log_sum, out->token);
 }
 
 /* After the token is appended: which stop, if any, applies. */

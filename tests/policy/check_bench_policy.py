@@ -7,7 +7,12 @@ carry a roofline_tokens_per_s, the shared group's a roofline_speedup equal to
 its roofline over batch 1's; every bench appears as often as it should.
 Speed is not judged: no wall-clock limits in tests.
 
-usage: check_bench_policy.py RLVR_BINARY"""
+With --model NAME it runs `rlvr bench policy --model NAME --quick --json`
+instead: the machine line, the decode pair, one prefill and one train step,
+every one of them with a roofline_tokens_per_s and a roofline_ratio equal to
+tokens_per_s over it.
+
+usage: check_bench_policy.py RLVR_BINARY [--model NAME]"""
 import json
 import math
 import subprocess
@@ -17,6 +22,7 @@ REQUIRED = {"bench": str, "config": str, "tokens_per_s": float, "gflops": float,
             "ceiling_gflops": float, "ratio": float}
 MACHINE = {"bench": str, "config": str, "fma_peak_gflops": float, "read_gbps": float}
 BENCHES = {"policy_machine": 1, "policy_train_step": 2, "policy_decode": 4, "policy_group_prefill": 2, "policy_prefill": 1}
+MODEL_BENCHES = {"policy_machine": 1, "policy_train_step": 1, "policy_decode": 2, "policy_prefill": 1}
 
 
 def check_line(n, line, failures):
@@ -61,8 +67,19 @@ def check_rooflines(lines, failures):
         failures.append(f"roofline_speedup {got!r} != group roofline / batch-1 roofline = {want}")
 
 
+def check_roofline_ratio(n, obj, failures):
+    """A model-size line: roofline_ratio = tokens_per_s / roofline_tokens_per_s."""
+    roof, ratio = obj.get("roofline_tokens_per_s"), obj.get("roofline_ratio")
+    if not all(isinstance(x, (int, float)) and x > 0 for x in (roof, ratio)):
+        failures.append(f"line {n}: roofline_tokens_per_s {roof!r} or roofline_ratio {ratio!r} missing")
+    elif abs(ratio - obj["tokens_per_s"] / roof) > 1e-3 * ratio:
+        failures.append(f"line {n}: roofline_ratio {ratio} != tokens_per_s / roofline_tokens_per_s")
+
+
 def main():
-    proc = subprocess.run([sys.argv[1], "bench", "policy", "--quick", "--json"], capture_output=True, text=True)
+    model = sys.argv[3] if len(sys.argv) > 3 and sys.argv[2] == "--model" else None
+    cmd = [sys.argv[1], "bench", "policy", "--quick", "--json"] + (["--model", model] if model else [])
+    proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         print(f"FAIL: rlvr bench policy exited {proc.returncode}\n{proc.stderr}")
         return 1
@@ -74,11 +91,13 @@ def main():
             seen[obj["bench"]] = seen.get(obj["bench"], 0) + 1
             if obj["bench"] == "policy_decode" and "roofline_tokens_per_s" in obj:
                 big_decode.append(obj)
+            if model and obj["bench"] != "policy_machine":
+                check_roofline_ratio(n, obj, failures)
             if obj["bench"] in ("policy_decode", "policy_group_prefill") and "shared" in obj.get("config", "") \
                     and "unshared" not in obj["config"] and not obj.get("speedup", 0) > 0:
                 failures.append(f"line {n}: the shared {obj['bench']} line has no positive speedup")
     check_rooflines(big_decode, failures)
-    for bench, count in BENCHES.items():
+    for bench, count in (MODEL_BENCHES if model else BENCHES).items():
         if seen.get(bench, 0) != count:
             failures.append(f"expected {count} lines of {bench}, got {seen.get(bench, 0)}")
     for f in failures:

@@ -232,6 +232,16 @@ static void test_logprob_entropy(void) {
         CHECK_NEAR(lp, z[4] - zmax - log(sum), 1e-6);
         CHECK_NEAR(H, ent, 1e-6);
         CHECK_NEAR(psum, 1.0, 1e-6);
+        /* the sampler's two halves: the same entropy, probs and log-probs, bit for bit */
+        float H2, probs2[V];
+        double zm, ls;
+        logits_softmax_stats(&zm, &ls, &H2, probs2, logits, V, tau);
+        CHECK(memcmp(&H2, &H, sizeof H) == 0 && memcmp(probs2, probs, sizeof probs) == 0);
+        for (int t = 0; t < V; t++) {
+            float whole = logits_logprob_entropy(NULL, NULL, logits, V, tau, t);
+            float half = logits_logprob_at(logits, tau, zm, ls, t);
+            CHECK_MSG(memcmp(&whole, &half, sizeof whole) == 0, "tau %g target %d: %.9g != %.9g", tau, t, whole, half);
+        }
     }
     float H;
     CHECK(logits_logprob_entropy(&H, NULL, logits, V, 1.0f, -1) == 0.0f);
