@@ -56,7 +56,7 @@ int rlvr_hf_dir_tokenizer(rlvr_tokenizer **out, const char *dir, const char *fam
     const char *jinja = NULL;
     if (rc == 0) {
         json_error_t jerr;
-        cfg = json_load_file(cfg_path, 0, &jerr);
+        cfg = json_load_file(cfg_path, JSON_DECODE_INT_AS_REAL, &jerr); /* model_max_length is often 1e30 */
         if (!cfg && strstr(jerr.text, "unable to open") == NULL)
             rc = RLVR_FAIL(RLVR_EFORMAT, "%s:%d: %s", cfg_path, jerr.line, jerr.text);
         if (cfg) jinja = config_template(cfg);

@@ -7,6 +7,7 @@
 #include "io/gguf_write.h"
 #include "io/hf_export.h"
 #include "io/hf_model.h"
+#include "io/model_tokenizer.h"
 #include "jobs/commands.h"
 
 #include <stdbool.h>
@@ -17,7 +18,7 @@
 
 static void usage(FILE *out) {
     fprintf(out,
-            "usage: rlvr model import SRC --out CKPT.h5 [--max-seq N]\n"
+            "usage: rlvr model import SRC --out CKPT.h5 [--max-seq N] [--template FAMILY]\n"
             "       rlvr model export CKPT --out DIR [--dtype f32|bf16|f16]\n"
             "       rlvr model export CKPT --gguf FILE.gguf [--dtype f32|f16]\n"
             "       rlvr model info SRC\n"
@@ -28,6 +29,8 @@ static void usage(FILE *out) {
             "                [train] init = CKPT); export: the directory to create\n"
             "  --max-seq N   cap on the positions the model is given (default %d; the model's\n"
             "                own max_position_embeddings when smaller)\n"
+            "  --template F  chatml, llama3 or mistral: render turns in that family instead of\n"
+            "                the one recognised from the model's chat template\n"
             "  --gguf FILE   export a GGUF file (llama.cpp) instead of a directory\n"
             "  --dtype T     weight type: f32 (default), bf16 or f16 (GGUF: f32 or f16)\n",
             RLVR_IMPORT_MAX_SEQ_DEFAULT);
@@ -56,15 +59,31 @@ static int load_source(const char *src, const rlvr_port_options *opt, rlvr_model
     return rlvr_error_set(RLVR_EINVAL, "%s: neither a model directory nor a .gguf file", src);
 }
 
+/* The model's tokenizer and chat format (read before the weights: a
+ * tokenizer rlvr cannot use fails the import at once). */
+static int load_tokenizer(const char *src, const char *family, rlvr_tokenizer **tok) {
+    int rc = 0;
+    if (is_gguf(src)) {
+        rlvr_gguf *g = NULL;
+        rc = rlvr_gguf_open(&g, src);
+        if (rc == 0) rc = rlvr_gguf_chat_tokenizer(tok, g, src, family);
+        rlvr_gguf_free(g);
+    } else {
+        rc = rlvr_hf_dir_tokenizer(tok, src, family);
+    }
+    return rc;
+}
+
 static int cmd_import(int argc, char **argv) {
-    const char *src = NULL, *out = NULL;
+    const char *src = NULL, *out = NULL, *family = NULL;
     int64_t max_seq = RLVR_IMPORT_MAX_SEQ_DEFAULT;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) out = argv[++i];
         else if (strcmp(argv[i], "--max-seq") == 0 && i + 1 < argc) {
             if (rlvr_cmd_parse_int("model import", "--max-seq", argv[++i], 1, 1 << 24, &max_seq) < 0)
                 return RLVR_EXIT_USAGE;
-        } else if (argv[i][0] != '-' && !src) src = argv[i];
+        } else if (strcmp(argv[i], "--template") == 0 && i + 1 < argc) family = argv[++i];
+        else if (argv[i][0] != '-' && !src) src = argv[i];
         else {
             usage(stderr);
             return RLVR_EXIT_USAGE;
@@ -80,13 +99,21 @@ static int cmd_import(int argc, char **argv) {
     }
     rlvr_port_options opt = {.max_seq = (int)max_seq, .progress = progress, .progress_user = "import"};
     rlvr_model *m = NULL;
-    int rc = load_source(src, &opt, &m);
-    if (rc == 0) rc = rlvr_port_save_checkpoint(out, m, NULL);
+    rlvr_tokenizer *tok = NULL;
+    int rc = load_tokenizer(src, family, &tok);
+    if (rc == 0) rc = load_source(src, &opt, &m);
+    if (rc == 0) rc = rlvr_tokenizer_check_model(tok, rlvr_model_config_of(m));
+    if (rc == 0) rc = rlvr_port_save_checkpoint(out, m, tok);
     if (rc == 0) {
         const rlvr_model_config *c = rlvr_model_config_of(m);
-        printf("imported %s: %zu parameters, %d layers, d_model %d, vocab %d, max_seq %d -> %s\n", src,
-               rlvr_model_num_params(m), c->n_layers, c->d_model, c->vocab, c->max_seq, out);
+        char desc[96];
+        rlvr_tokenizer_describe(tok, desc, sizeof desc);
+        printf("imported %s: %zu parameters, %d layers, d_model %d, vocab %d, max_seq %d; tokenizer %s, chat "
+               "format %s -> %s\n",
+               src, rlvr_model_num_params(m), c->n_layers, c->d_model, c->vocab, c->max_seq, desc,
+               rlvr_chat_family_name(rlvr_tokenizer_chat(tok)->family), out);
     }
+    rlvr_tokenizer_free(tok);
     rlvr_model_free(m);
     return rc < 0 ? rlvr_cmd_fail("model import", rc) : RLVR_EXIT_OK;
 }
