@@ -121,6 +121,17 @@ static int write_weights(const rlvr_model *m, const char *dir, const rlvr_export
     return rc;
 }
 
+/* What transformers' AutoTokenizer needs beside tokenizer.json: the class,
+ * the chat template, the tokens that open and end a conversation. */
+static json_t *tokenizer_config_json(const rlvr_export_options *opt) {
+    json_t *j = json_pack("{s:s, s:b}", "tokenizer_class", "PreTrainedTokenizerFast", "clean_up_tokenization_spaces",
+                          0);
+    if (j && opt->chat_template) json_object_set_new(j, "chat_template", json_string(opt->chat_template));
+    if (j && opt->bos_token) json_object_set_new(j, "bos_token", json_string(opt->bos_token));
+    if (j && opt->eos_token) json_object_set_new(j, "eos_token", json_string(opt->eos_token));
+    return j;
+}
+
 static int write_all(const rlvr_model *m, const char *dir, const rlvr_export_options *opt) {
     const rlvr_model_config *c = rlvr_model_config_of(m);
     int rc = write_json(dir, "config.json", config_json(c, opt->dtype));
@@ -128,6 +139,7 @@ static int write_all(const rlvr_model *m, const char *dir, const rlvr_export_opt
         rc = write_json(dir, "generation_config.json", json_pack("{s:b}", "_from_model_config", 1));
     if (rc == 0 && opt->tokenizer_json)
         rc = write_bytes(dir, "tokenizer.json", opt->tokenizer_json, opt->tokenizer_json_len);
+    if (rc == 0 && opt->tokenizer_json) rc = write_json(dir, "tokenizer_config.json", tokenizer_config_json(opt));
     if (rc == 0) rc = write_weights(m, dir, opt);
     return rc;
 }
@@ -135,7 +147,7 @@ static int write_all(const rlvr_model *m, const char *dir, const rlvr_export_opt
 /* Removes what an export left in its temporary directory. */
 static void remove_tmp(const char *tmp) {
     static const char *const files[] = {"config.json", "generation_config.json", "tokenizer.json",
-                                        "model.safetensors"};
+                                        "tokenizer_config.json", "model.safetensors"};
     char path[4200];
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         snprintf(path, sizeof path, "%s/%s", tmp, files[i]);

@@ -96,6 +96,9 @@ typedef struct {
     rlvr_export_dtype dtype;        /* matrices; GGUF keeps vectors in F32 as llama.cpp does */
     const char *tokenizer_json;     /* HF: written as tokenizer.json when non-NULL ... */
     size_t tokenizer_json_len;      /* ... this many bytes (rlvr_tokenizer_hf_json gives both) */
+    const char *chat_template;      /* HF, with tokenizer_json: tokenizer_config.json's chat_template (may be NULL) */
+    const char *bos_token;          /* ... its bos_token and eos_token, token texts (may be NULL) */
+    const char *eos_token;
     rlvr_port_progress_fn progress; /* may be NULL */
     void *progress_user;
 } rlvr_export_options;

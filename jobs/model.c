@@ -53,6 +53,14 @@ static bool is_dir(const char *path) {
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* The model's configuration from a GGUF file or an HF directory (cheap:
+ * no weights are read), so a model rlvr cannot run is refused first. */
+static int source_config(const char *src, const rlvr_port_options *opt, rlvr_model_config *c, const char **arch) {
+    if (is_gguf(src)) return rlvr_gguf_model_config(src, opt, c, arch);
+    if (is_dir(src)) return rlvr_hf_model_config(src, opt, c, arch);
+    return rlvr_error_set(RLVR_EINVAL, "%s: neither a model directory nor a .gguf file", src);
+}
+
 static int load_source(const char *src, const rlvr_port_options *opt, rlvr_model **m) {
     if (is_gguf(src)) return rlvr_gguf_model_load(src, opt, m);
     if (is_dir(src)) return rlvr_hf_model_load(src, opt, m);
@@ -100,7 +108,10 @@ static int cmd_import(int argc, char **argv) {
     rlvr_port_options opt = {.max_seq = (int)max_seq, .progress = progress, .progress_user = "import"};
     rlvr_model *m = NULL;
     rlvr_tokenizer *tok = NULL;
-    int rc = load_tokenizer(src, family, &tok);
+    rlvr_model_config config;
+    const char *arch = NULL;
+    int rc = source_config(src, &opt, &config, &arch);
+    if (rc == 0) rc = load_tokenizer(src, family, &tok);
     if (rc == 0) rc = load_source(src, &opt, &m);
     if (rc == 0) rc = rlvr_tokenizer_check_model(tok, rlvr_model_config_of(m));
     if (rc == 0) rc = rlvr_port_save_checkpoint(out, m, tok);
@@ -129,12 +140,36 @@ static int parse_dtype(const char *s, rlvr_export_dtype *d) {
     return 0;
 }
 
-static int load_checkpoint(const char *path, rlvr_model **m) {
+static int load_checkpoint(const char *path, rlvr_model **m, rlvr_tokenizer **tok) {
     rlvr_checkpoint *ck = NULL;
     RLVR_TRY(rlvr_checkpoint_open(&ck, path));
     int rc = rlvr_checkpoint_load_model(ck, m);
+    if (rc == 0) rc = rlvr_checkpoint_read_tokenizer(ck, tok);
     rlvr_checkpoint_close(ck);
     return rc;
+}
+
+/* The text of a special token (its id -1: none). */
+static int token_text(const rlvr_tokenizer *tok, int32_t id, char *buf, size_t cap, const char **out) {
+    *out = NULL;
+    if (id < 0) return 0;
+    size_t len = 0;
+    RLVR_TRY(rlvr_tokenizer_decode(tok, &id, 1, true, buf, cap, &len));
+    *out = buf;
+    return 0;
+}
+
+/* A pretrained model's tokenizer goes with an HF export: tokenizer.json and
+ * tokenizer_config.json (chat template, the conversation's first and the
+ * turn's end token); rlvr's own tokenizers have no HF form. */
+static int export_tokenizer(const rlvr_tokenizer *tok, rlvr_export_options *opt, char bos[256], char eos[256]) {
+    if (rlvr_tokenizer_kind_of(tok) != RLVR_TOKENIZER_HF) return 0;
+    RLVR_TRY(rlvr_tokenizer_hf_json(tok, &opt->tokenizer_json, &opt->tokenizer_json_len));
+    size_t len = 0;
+    opt->chat_template = rlvr_tokenizer_chat_template(tok, &len);
+    const rlvr_chat *c = rlvr_tokenizer_chat(tok);
+    RLVR_TRY(token_text(tok, c->begin, bos, 256, &opt->bos_token));
+    return token_text(tok, c->turn_end, eos, 256, &opt->eos_token);
 }
 
 static int cmd_export(int argc, char **argv) {
@@ -160,9 +195,13 @@ static int cmd_export(int argc, char **argv) {
         return RLVR_EXIT_USAGE;
     }
     rlvr_model *m = NULL;
-    int rc = load_checkpoint(ckpt, &m);
+    rlvr_tokenizer *tok = NULL;
+    char bos[256], eos[256];
+    int rc = load_checkpoint(ckpt, &m, &tok);
+    if (rc == 0 && !gguf) rc = export_tokenizer(tok, &opt, bos, eos);
     if (rc == 0) rc = gguf ? rlvr_gguf_export(m, gguf, &opt) : rlvr_hf_export(m, dir, &opt);
     if (rc == 0) printf("exported %s -> %s (%s)\n", ckpt, gguf ? gguf : dir, rlvr_export_dtype_name(opt.dtype));
+    rlvr_tokenizer_free(tok);
     rlvr_model_free(m);
     return rc < 0 ? rlvr_cmd_fail("model export", rc) : RLVR_EXIT_OK;
 }
@@ -194,8 +233,7 @@ static int cmd_info(int argc, char **argv) {
     rlvr_model_config c;
     rlvr_port_options opt = {0};
     int rc;
-    if (is_gguf(src)) rc = rlvr_gguf_model_config(src, &opt, &c, &arch);
-    else if (is_dir(src)) rc = rlvr_hf_model_config(src, &opt, &c, &arch);
+    if (is_gguf(src) || is_dir(src)) rc = source_config(src, &opt, &c, &arch);
     else {
         rlvr_checkpoint *ck = NULL;
         rc = rlvr_checkpoint_open(&ck, src);

@@ -26,9 +26,6 @@ TEMPLATES=$3
 . "$(dirname "$0")/../lib/tiny_run.sh"
 export OMP_WAIT_POLICY=passive
 tiny_tmpdir
-expect_fail() { # what, log, text
-  grep -qF -- "$3" "$2" || { cat "$2"; fail "$1: the message lacks [$3]"; }
-}
 
 "$PY" "$(dirname "$0")/make_tiny_chat_model.py" "$dir/hf" "$TEMPLATES/smollm2.jinja" > "$dir/make.log" 2>&1 ||
   { cat "$dir/make.log"; fail "making the HF model"; }

@@ -68,9 +68,6 @@ grep -q "^==== end" "$dir/agent.txt" || { cat "$dir/agent.txt"; fail "agent: no 
 echo "inspect, eval and agent read the BPE checkpoint"
 
 # ---- refusals ----
-expect_fail() { # what, log, text
-  grep -qF -- "$3" "$2" || { cat "$2"; fail "$1: the message lacks [$3]"; }
-}
 tiny_ini "$dir/byte.ini" sft train.steps=2 train.init="$ck"
 if "$RLVR" train "$dir/byte.ini" --out "$dir/c" > "$dir/c.log" 2>&1; then fail "a byte run took a BPE checkpoint"; fi
 expect_fail "byte run from a BPE checkpoint" "$dir/c.log" "uses the tokenizer bpe ("

@@ -8,6 +8,8 @@
 #
 # fail MSG...
 #   Prints "FAIL: MSG" and exits 1.
+# expect_fail WHAT LOG TEXT
+#   Fails (printing LOG) unless LOG holds TEXT: a refusal's message.
 # tiny_tmpdir
 #   Sets dir to a new temporary directory, removed when the shell exits.
 # tiny_ini FILE PRESET [OVERRIDE...]
@@ -61,6 +63,10 @@ tiny_lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 fail() {
   echo "FAIL: $*"
   exit 1
+}
+
+expect_fail() {
+  grep -qF -- "$3" "$2" || { cat "$2"; fail "$1: the message lacks [$3]"; }
 }
 
 tiny_tmpdir() {
