@@ -62,11 +62,12 @@ int rlvr_chat_recognise(const char *jinja, size_t len, const char *source, rlvr_
                      source);
 }
 
-/* The Jinja string literal (single or double quoted) that contains `at`,
- * unescaped (\n, \t, \\, \', \"), from `start` (a pointer inside it) to the
- * first `stop` after start, malloc'd; NULL when `at` is in no literal or
- * on ENOMEM. */
-static char *literal_from(const char *jinja, size_t len, const char *start, const char *stop) {
+/* The text of the Jinja string literal (single or double quoted) holding
+ * `start`, unescaped (\n, \t, \\, \', \"), from `start` to the first `stop`
+ * after it, malloc'd into *out; *out NULL when `start` is in no literal or
+ * no `stop` follows. RLVR_ENOMEM. */
+static int literal_from(const char *jinja, size_t len, const char *start, const char *stop, char **out_text) {
+    *out_text = NULL;
     /* find the quote that opens the literal holding `start` */
     char quote = 0;
     for (const char *p = jinja; p < start; p++) {
@@ -77,11 +78,11 @@ static char *literal_from(const char *jinja, size_t len, const char *start, cons
         if (!quote && (*p == '\'' || *p == '"')) quote = *p;
         else if (quote && *p == quote) quote = 0;
     }
-    if (!quote) return NULL;
+    if (!quote) return 0;
     const char *end = find(start, len - (size_t)(start - jinja), stop);
-    if (!end) return NULL;
+    if (!end) return 0;
     char *out = malloc((size_t)(end - start) + 1);
-    if (!out) return NULL;
+    if (!out) return RLVR_FAIL(RLVR_ENOMEM, "out of memory reading a chat template");
     size_t n = 0;
     for (const char *p = start; p < end; p++) {
         if (*p == '\\' && p + 1 < end) {
@@ -92,7 +93,8 @@ static char *literal_from(const char *jinja, size_t len, const char *start, cons
         }
     }
     out[n] = '\0';
-    return out;
+    *out_text = out;
+    return 0;
 }
 
 /* chatml: the text of the system turn the template writes when the first
@@ -104,11 +106,10 @@ static int read_default_system(rlvr_chat_variant *v, const char *jinja, size_t l
         const char *p = jinja;
         for (const char *at; (at = find(p, len - (size_t)(p - jinja), opens[k])) != NULL; p = at + 1) {
             const char *text = at + strlen(opens[k]);
-            /* a turn with Jinja in it ('...system\n' + messages[0]['content']) is the real system turn */
-            const char *end = find(text, len - (size_t)(text - jinja), "<|im_end|>");
-            if (!end) continue;
-            char *lit = literal_from(jinja, len, text, "<|im_end|>");
+            char *lit = NULL;
+            RLVR_TRY(literal_from(jinja, len, text, "<|im_end|>", &lit));
             if (!lit) continue;
+            /* a turn with Jinja in it ('...system\n' + messages[0]['content']) is the real system turn */
             bool plain = strpbrk(lit, "'\"{}") == NULL;
             if (plain) {
                 v->default_system = lit;
