@@ -121,6 +121,16 @@ static int write_weights(const rlvr_model *m, const char *dir, const rlvr_export
     return rc;
 }
 
+/* generate() stops at eos_token_id: a pretrained model's turn end. */
+static json_t *generation_config_json(const rlvr_export_options *opt) {
+    json_t *j = json_pack("{s:b}", "_from_model_config", 1);
+    if (j && opt->tokenizer_json && opt->bos_token)
+        json_object_set_new(j, "bos_token_id", json_integer(opt->bos_token_id));
+    if (j && opt->tokenizer_json && opt->eos_token)
+        json_object_set_new(j, "eos_token_id", json_integer(opt->eos_token_id));
+    return j;
+}
+
 /* What transformers' AutoTokenizer needs beside tokenizer.json: the class,
  * the chat template, the tokens that open and end a conversation. */
 static json_t *tokenizer_config_json(const rlvr_export_options *opt) {
@@ -136,7 +146,7 @@ static int write_all(const rlvr_model *m, const char *dir, const rlvr_export_opt
     const rlvr_model_config *c = rlvr_model_config_of(m);
     int rc = write_json(dir, "config.json", config_json(c, opt->dtype));
     if (rc == 0)
-        rc = write_json(dir, "generation_config.json", json_pack("{s:b}", "_from_model_config", 1));
+        rc = write_json(dir, "generation_config.json", generation_config_json(opt));
     if (rc == 0 && opt->tokenizer_json)
         rc = write_bytes(dir, "tokenizer.json", opt->tokenizer_json, opt->tokenizer_json_len);
     if (rc == 0 && opt->tokenizer_json) rc = write_json(dir, "tokenizer_config.json", tokenizer_config_json(opt));

@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* The longest context an import gives the model when the caller sets no cap:
  * rlvr's activations grow with max_seq, and pretrained models advertise
@@ -99,6 +100,8 @@ typedef struct {
     const char *chat_template;      /* HF, with tokenizer_json: tokenizer_config.json's chat_template (may be NULL) */
     const char *bos_token;          /* ... its bos_token and eos_token, token texts (may be NULL) */
     const char *eos_token;
+    int32_t bos_token_id;           /* with bos_token / eos_token: their ids, also written to */
+    int32_t eos_token_id;           /* generation_config.json (generate stops at eos_token_id) */
     rlvr_port_progress_fn progress; /* may be NULL */
     void *progress_user;
 } rlvr_export_options;

@@ -168,6 +168,8 @@ static int export_tokenizer(const rlvr_tokenizer *tok, rlvr_export_options *opt,
     size_t len = 0;
     opt->chat_template = rlvr_tokenizer_chat_template(tok, &len);
     const rlvr_chat *c = rlvr_tokenizer_chat(tok);
+    opt->bos_token_id = c->begin;
+    opt->eos_token_id = c->turn_end;
     RLVR_TRY(token_text(tok, c->begin, bos, 256, &opt->bos_token));
     return token_text(tok, c->turn_end, eos, 256, &opt->eos_token);
 }

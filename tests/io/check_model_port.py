@@ -36,7 +36,7 @@ import gguf
 from gguf.quants import dequantize, quantize
 from safetensors.numpy import load_file, save_file
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-from transformers import (AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM, MistralConfig,
+from transformers import (AutoModelForCausalLM, AutoTokenizer, GenerationConfig, LlamaConfig, LlamaForCausalLM, MistralConfig,
                           MistralForCausalLM, PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM)
 
 rlvr, logprobs_bin, case, work = sys.argv[1:5]
@@ -146,6 +146,9 @@ def check_chat(src, out):
     b = AutoTokenizer.from_pretrained(out).apply_chat_template(msgs, add_generation_prompt=True)
     if a != b:
         fail(f"HF export: the exported tokenizer renders {b}, the source {a}")
+    eos = GenerationConfig.from_pretrained(out).eos_token_id
+    if eos != tiny_tokenizer().token_to_id("<|im_end|>"):
+        fail(f"HF export: generation_config.json eos_token_id {eos}, expected <|im_end|>'s id")
 
 
 def reference_logprobs(path, ids):
