@@ -97,16 +97,24 @@ static void compact_args(rlvr_tool_id t, char *out, size_t cap) {
  * its JSON schema (RLVR_TOOL_PROMPT_SCHEMA) or just its argument names
  * (RLVR_TOOL_PROMPT_COMPACT: a much shorter prompt for small models; calls
  * are validated against the full schema either way). */
-static int system_text(uint32_t tools, rlvr_tool_prompt style, char **out, size_t *len) {
+static int system_text(uint32_t tools, rlvr_tool_prompt style, const rlvr_tokenizer *tok, char **out, size_t *len) {
     char *s = NULL;
     size_t n = 0, cap = 0;
-    int rc = add_text(&s, &n, &cap,
-                      style == RLVR_TOOL_PROMPT_COMPACT
-                          ? "Call one tool per turn: <|tool_call|>{\"name\": TOOL, \"arguments\": {...}}<|/tool_call|>. "
-                            "No call, or submit, ends the episode.\nTools:\n"
-                          : "You work in a repository through tools. Call one tool per turn by writing "
-                            "<|tool_call|>{\"name\": TOOL, \"arguments\": {...}}<|/tool_call|> at the end of the turn. "
-                            "A turn without a tool call ends the episode; so does submit.\nTools:\n");
+    const char *open, *close; /* the markers of the tokenizer's chat format */
+    rlvr_template_call_markers(tok, &open, &close);
+    char head[512];
+    if (style == RLVR_TOOL_PROMPT_COMPACT)
+        snprintf(head, sizeof head,
+                 "Call one tool per turn: %s{\"name\": TOOL, \"arguments\": {...}}%s. No call, or submit, ends the "
+                 "episode.\nTools:\n",
+                 open, close);
+    else
+        snprintf(head, sizeof head,
+                 "You work in a repository through tools. Call one tool per turn by writing %s{\"name\": TOOL, "
+                 "\"arguments\": {...}}%s at the end of the turn. A turn without a tool call ends the episode; so "
+                 "does submit.\nTools:\n",
+                 open, close);
+    int rc = add_text(&s, &n, &cap, head);
     for (int t = 0; rc == 0 && t < RLVR_TOOL_COUNT; t++) {
         if (!(tools & (1u << t))) continue;
         char line[1024], args[256];
@@ -134,7 +142,7 @@ int rlvr_harness_render_prompt(rlvr_token_buf *out, const rlvr_tokenizer *tok, c
     if (task->tools) {
         char *sys;
         size_t len;
-        RLVR_TRY(system_text(task->tools, opt ? opt->tool_prompt : RLVR_TOOL_PROMPT_SCHEMA, &sys, &len));
+        RLVR_TRY(system_text(task->tools, opt ? opt->tool_prompt : RLVR_TOOL_PROMPT_SCHEMA, tok, &sys, &len));
         int rc = rlvr_template_message(out, tok, RLVR_ROLE_SYSTEM, sys, len);
         free(sys);
         RLVR_TRY(rc);
@@ -543,7 +551,9 @@ static int end_turn(driver *d, env *e) {
     for (int32_t i = 0; i < n; i++) foreign |= ids[i] < 0 || ids[i] >= vocab;
     if (foreign) {
         memset(&call, 0, sizeof call);
-        rlvr_tool_error_markers(&err);
+        const char *open, *close;
+        rlvr_template_call_markers(d->tok, &open, &close);
+        rlvr_tool_error_markers(&err, open, close);
         kind = RLVR_TURN_MALFORMED;
     } else {
         RLVR_TRY(rlvr_turn_read_call(&kind, &call, &err, NULL, d->tok, ids, n, task->tools));

@@ -210,11 +210,10 @@ static int refuse(rlvr_tool_error *err, rlvr_tool_error_code code, const tool_de
     return RLVR_EINVAL;
 }
 
-void rlvr_tool_error_markers(rlvr_tool_error *err) {
+void rlvr_tool_error_markers(rlvr_tool_error *err, const char *open, const char *close) {
     /* The reason alone: which tools exist is the task's business. */
     snprintf(err->observation, sizeof err->observation,
-             "error: invalid tool call: unbalanced tool-call markers (write one <|tool_call|> JSON "
-             "<|/tool_call|> per turn)");
+             "error: invalid tool call: unbalanced tool-call markers (write one %s JSON %s per turn)", open, close);
     err->code = RLVR_TOOL_ERR_MARKERS;
 }
 

@@ -117,8 +117,10 @@ int rlvr_tool_call_parse(rlvr_tool_call *call, rlvr_tool_error *err, const char 
 void rlvr_tool_call_clear(rlvr_tool_call *call);
 
 /* The observation for a malformed turn the parser never saw (unbalanced
- * call markers, RLVR_TOOL_ERR_MARKERS), in the same style as the others. */
-void rlvr_tool_error_markers(rlvr_tool_error *err);
+ * call markers, RLVR_TOOL_ERR_MARKERS), in the same style as the others;
+ * `open` and `close` are the markers the policy writes
+ * (rlvr_template_call_markers). */
+void rlvr_tool_error_markers(rlvr_tool_error *err, const char *open, const char *close);
 
 /* Short symbolic name of an error code: "missing_arg". */
 const char *rlvr_tool_error_name(rlvr_tool_error_code code);

@@ -16,7 +16,9 @@ int rlvr_turn_read_call(rlvr_turn_kind *kind, rlvr_tool_call *call, rlvr_tool_er
     rlvr_template_parse_reply(tok, ids, n, &parts);
     if (text_end) *text_end = parts.text_end;
     if (parts.malformed) {
-        rlvr_tool_error_markers(err);
+        const char *open, *close;
+        rlvr_template_call_markers(tok, &open, &close);
+        rlvr_tool_error_markers(err, open, close);
         *kind = RLVR_TURN_MALFORMED;
         return 0;
     }

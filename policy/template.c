@@ -153,6 +153,16 @@ int rlvr_template_stop_tokens(const rlvr_tokenizer *t, int32_t out[2]) {
     return c->episode_end >= 0 ? 2 : 1;
 }
 
+void rlvr_template_call_markers(const rlvr_tokenizer *t, const char **open, const char **close) {
+    if (family_of(t)) {
+        *open = RLVR_CHAT_CALL_OPEN;
+        *close = RLVR_CHAT_CALL_CLOSE;
+        return;
+    }
+    *open = rlvr_special_name(RLVR_SPECIAL_TOOL_CALL_OPEN);
+    *close = rlvr_special_name(RLVR_SPECIAL_TOOL_CALL_CLOSE);
+}
+
 int32_t rlvr_template_episode_end(const rlvr_tokenizer *t) { return rlvr_tokenizer_chat(t)->episode_end; }
 
 /* ---- parsing a sampled turn ---- */

@@ -89,6 +89,11 @@ int rlvr_template_assistant_reply(rlvr_token_buf *b, const rlvr_tokenizer *t, co
  * Returns the count (1 or 2). */
 int rlvr_template_stop_tokens(const rlvr_tokenizer *t, int32_t out[2]);
 
+/* How the policy writes a tool call, for prompts and error messages:
+ * natively the names of the <|tool_call|> and <|/tool_call|> special
+ * tokens, in the chat families the text "<tool_call>" and "</tool_call>". */
+void rlvr_template_call_markers(const rlvr_tokenizer *t, const char **open, const char **close);
+
 /* The id with which the policy ends the whole episode (<|eos|> natively),
  * -1 when the format has none (mistral: </s> ends every reply). */
 int32_t rlvr_template_episode_end(const rlvr_tokenizer *t);

@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CALL_OPEN "<tool_call>"
-#define CALL_CLOSE "</tool_call>"
+#define CALL_OPEN RLVR_CHAT_CALL_OPEN
+#define CALL_CLOSE RLVR_CHAT_CALL_CLOSE
 
 typedef struct {
     rlvr_token_buf *b;

@@ -6,6 +6,10 @@
 #include "policy/chat.h"
 #include "policy/template.h"
 
+/* The chat families' tool-call markers: text in the assistant's reply. */
+#define RLVR_CHAT_CALL_OPEN "<tool_call>"
+#define RLVR_CHAT_CALL_CLOSE "</tool_call>"
+
 /* Encodes text (no special tokens matched) into the buffer with one mask. */
 int rlvr_template_push_text(rlvr_token_buf *b, const rlvr_tokenizer *t, const char *text, size_t len, uint8_t mask);
 

@@ -359,7 +359,7 @@ static void test_oracle_and_exploit(rlvr_task_pool *pool, rlvr_sandbox_host *hos
                   memcmp(r->tokens + t->observation_start, want.ids, (size_t)want.n * sizeof *want.ids) == 0);
         }
         rlvr_tool_error markers;
-        rlvr_tool_error_markers(&markers);
+        rlvr_tool_error_markers(&markers, "<|tool_call|>", "<|/tool_call|>");
         char *o = observation(r, 1);
         CHECK_MSG(strstr(o, markers.observation) && strstr(markers.observation, "unbalanced tool-call markers"), "%s", o);
         free(o);

@@ -148,7 +148,7 @@ static void test_malformed_calls(void) {
     CHECK(rlvr_tool_call_parse(&c2, &e, text, big, ALL) == RLVR_EINVAL && e.code == RLVR_TOOL_ERR_TOO_LONG);
     free(text);
 
-    rlvr_tool_error_markers(&e);
+    rlvr_tool_error_markers(&e, "<|tool_call|>", "<|/tool_call|>");
     CHECK(e.code == RLVR_TOOL_ERR_MARKERS);
     CHECK(strcmp(e.observation, "error: invalid tool call: unbalanced tool-call markers (write one <|tool_call|> "
                                 "JSON <|/tool_call|> per turn)") == 0);

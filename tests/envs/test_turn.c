@@ -55,7 +55,7 @@ static void test_turns(void) {
     CHECK_OK(rlvr_turn_read_call(&kind, &call, &err, NULL, tok, b.ids, b.n, RLVR_TOOLS_ALL));
     CHECK(kind == RLVR_TURN_MALFORMED && err.code == RLVR_TOOL_ERR_MARKERS);
     rlvr_tool_error direct;
-    rlvr_tool_error_markers(&direct);
+    rlvr_tool_error_markers(&direct, "<|tool_call|>", "<|/tool_call|>");
     CHECK(strcmp(direct.observation, err.observation) == 0);
 
     /* text after the call */

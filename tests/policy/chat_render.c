@@ -9,7 +9,14 @@
  * observation rendering (tool turn + the assistant's opening); other
  * messages through rlvr_template_message, then the assistant's opening when
  * "generation" is set. Exit 1 with the library's message on any error (the
- * recognition of an unknown template is checked that way). */
+ * recognition of an unknown template is checked that way).
+ *
+ *   chat_render TOKENIZER_JSON TEMPLATE_FILE --reply TEXT
+ *
+ * reads back a policy turn: TEXT encoded as the policy would sample it,
+ * then the turn's end token; prints one JSON object with the call markers
+ * (rlvr_template_call_markers), the parsed TEXT and CALL parts
+ * (rlvr_template_reply_text; call null when none) and "malformed". */
 #include "core/error.h"
 #include "policy/template.h"
 #include "policy/tokenizer.h"
@@ -62,7 +69,45 @@ static int render(const rlvr_tokenizer *tok, json_t *conv, rlvr_token_buf *b) {
     return gen ? rlvr_template_assistant_start(b, tok) : 0;
 }
 
+static int read_reply(const rlvr_tokenizer *tok, const char *text) {
+    rlvr_token_buf b = {0};
+    int rc = rlvr_template_assistant_reply(&b, tok, text, strlen(text), NULL, 0); /* TEXT, then the turn's end */
+    rlvr_reply_parts parts;
+    if (rc == 0) rlvr_template_parse_reply(tok, b.ids, b.n, &parts);
+    char *body = NULL, *call = NULL;
+    size_t nb = 0, nc = 0;
+    if (rc == 0) rc = rlvr_template_reply_text(tok, b.ids, b.n, &parts, false, &body, &nb);
+    if (rc == 0 && parts.call_start >= 0) rc = rlvr_template_reply_text(tok, b.ids, b.n, &parts, true, &call, &nc);
+    if (rc == 0) {
+        const char *open, *close;
+        rlvr_template_call_markers(tok, &open, &close);
+        json_t *j = json_pack("{s:s, s:s, s:s%, s:o, s:b}", "open", open, "close", close, "text", body, nb, "call",
+                              call ? json_stringn(call, nc) : json_null(), "malformed", parts.malformed);
+        char *dump = json_dumps(j, JSON_ENSURE_ASCII);
+        printf("%s\n", dump);
+        free(dump);
+        json_decref(j);
+    }
+    free(body);
+    free(call);
+    rlvr_token_buf_free(&b);
+    return rc;
+}
+
 int main(int argc, char **argv) {
+    if (argc == 5 && strcmp(argv[3], "--reply") == 0) {
+        size_t tlen = 0, jlen = 0;
+        char *tj = slurp(argv[1], &tlen), *jinja = slurp(argv[2], &jlen);
+        rlvr_tokenizer *tok = NULL;
+        int rc = tj && jinja ? rlvr_tokenizer_new_hf_json(&tok, tj, tlen, argv[1]) : RLVR_EIO;
+        if (rc == 0) rc = rlvr_tokenizer_set_chat(tok, NULL, jinja, jlen, argv[2]);
+        if (rc == 0) rc = read_reply(tok, argv[4]);
+        if (rc != 0) fprintf(stderr, "chat_render: %s\n", rlvr_error_last());
+        rlvr_tokenizer_free(tok);
+        free(tj);
+        free(jinja);
+        return rc == 0 ? 0 : 1;
+    }
     if (argc != 4) {
         fprintf(stderr, "usage: chat_render TOKENIZER_JSON TEMPLATE_FILE CONVERSATIONS_JSON\n");
         return 2;

@@ -116,6 +116,32 @@ def injection_held(tokpath, got, want):
     return same_text and fewer
 
 
+# (reply the policy wrote, its TEXT part, its CALL part or None, malformed)
+REPLIES = [
+    ("The answer is 42.", "The answer is 42.", None, False),
+    ("I will read it.<tool_call>{\"name\": \"read_file\"}</tool_call>", "I will read it.",
+     '{"name": "read_file"}', False),
+    ("<tool_call>\n{\"name\": \"submit\"}\n</tool_call>\n", "", '{"name": "submit"}', False),
+    ("look<tool_call>{\"name\": \"run\"}", "look", None, True),             # never closed
+    ("<tool_call>{}</tool_call> and more", "", "{}", True),                  # text after the call
+    ("<tool_call>{}<tool_call>{}</tool_call>", "", None, True),              # opened twice
+]
+
+
+def check_replies(render, tokpath, tpath):
+    """A sampled turn read back: markers found in the decoded text, whether
+    the vocabulary has them as tokens (Qwen2's) or not (SmolLM2's)."""
+    bad = 0
+    for reply, text, call, malformed in REPLIES:
+        out = subprocess.run([render, tokpath, tpath, "--reply", reply], capture_output=True, text=True)
+        got = json.loads(out.stdout) if out.returncode == 0 else {"error": out.stderr.strip()}
+        ok = (got.get("open"), got.get("close"), got.get("text"), got.get("malformed")) == \
+            ("<tool_call>", "</tool_call>", text, malformed) and (malformed or got.get("call") == call)
+        bad += not ok
+        print(f"{'ok  ' if ok else 'FAIL'} {os.path.basename(tpath)} reply {reply!r}: {got}")
+    return bad
+
+
 def main():
     render, tdir, work = sys.argv[1:4]
     os.makedirs(work, exist_ok=True)
@@ -155,6 +181,8 @@ def main():
                       f"\n  ref:  {want[first:first+12]}")
             else:
                 print(f"ok   {name} conversation {k}: {len(got)} ids equal")
+    for name in ("smollm2.jinja", "qwen2.5.jinja"):
+        failures += check_replies(render, os.path.join(work, name + ".tokenizer.json"), os.path.join(tdir, name))
     # a template of no family is refused, naming the key that selects one
     tokpath = os.path.join(work, "smollm2.jinja.tokenizer.json")
     upath = os.path.join(tdir, "unknown.jinja")
