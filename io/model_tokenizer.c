@@ -13,6 +13,11 @@
 
 /* Sets the chat format from `jinja` (may be NULL) or `family`. */
 static int attach_chat(rlvr_tokenizer *tok, const char *family, const char *jinja, size_t len, const char *source) {
+    if (family && strcmp(family, "native") == 0) /* rlvr's own markers are no pretrained vocabulary's */
+        return RLVR_FAIL(RLVR_EINVAL,
+                         "%s: --template native renders rlvr's own special tokens, which a pretrained model's "
+                         "tokenizer does not have; name chatml, llama3 or mistral",
+                         source);
     if (!jinja && !family)
         return RLVR_FAIL(RLVR_EFORMAT,
                          "%s: the model has no chat template; name the family it was tuned with: "

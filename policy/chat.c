@@ -27,13 +27,9 @@ int rlvr_chat_family_parse(const char *name, rlvr_chat_family *out) {
     return RLVR_FAIL(RLVR_EINVAL, "chat template family \"%s\" is not one of native, chatml, llama3, mistral", name);
 }
 
-/* memmem over a template that is not NUL-terminated. */
+/* `what` in the first len bytes of a template (not NUL-terminated). */
 static const char *find(const char *s, size_t len, const char *what) {
-    size_t n = strlen(what);
-    if (n == 0 || n > len) return NULL;
-    for (size_t i = 0; i + n <= len; i++)
-        if (s[i] == what[0] && memcmp(s + i, what, n) == 0) return s + i;
-    return NULL;
+    return memmem(s, len, what, strlen(what));
 }
 
 static bool has(const char *s, size_t len, const char *what) { return find(s, len, what) != NULL; }

@@ -79,10 +79,13 @@ static const char *role_name(const rlvr_chat *c, rlvr_role role) {
     return "user";
 }
 
+/* ASCII white space (a NUL byte is text, not white space). */
+static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
+
 /* Jinja's trim: white space off both ends. */
 static void put_trimmed(render *r, const char *s, size_t n) {
-    while (n > 0 && strchr(" \t\n\r\v\f", s[0])) s++, n--;
-    while (n > 0 && strchr(" \t\n\r\v\f", s[n - 1])) n--;
+    while (n > 0 && is_space(s[0])) s++, n--;
+    while (n > 0 && is_space(s[n - 1])) n--;
     put_text(r, s, n);
 }
 
@@ -286,11 +289,9 @@ static int decode_with_starts(const rlvr_tokenizer *t, const int32_t *ids, int32
     return 0;
 }
 
+/* `what` in s[from, len). */
 static const char *find_in(const char *s, size_t len, size_t from, const char *what) {
-    size_t n = strlen(what);
-    for (size_t i = from; i + n <= len; i++)
-        if (memcmp(s + i, what, n) == 0) return s + i;
-    return NULL;
+    return from <= len ? memmem(s + from, len - from, what, strlen(what)) : NULL;
 }
 
 /* The token holding byte `pos` (the first token starting after it when it
@@ -303,7 +304,7 @@ static int32_t token_at(const size_t *starts, int32_t n, size_t pos) {
 
 static bool blank(const char *s, size_t from, size_t to) {
     for (size_t i = from; i < to; i++)
-        if (!strchr(" \t\n\r", s[i])) return false;
+        if (!is_space(s[i])) return false;
     return true;
 }
 
@@ -323,8 +324,8 @@ static void split_call(rlvr_reply_parts *out, const char *s, size_t len, const s
     }
     size_t e = (size_t)(close - s), after = e + strlen(CALL_CLOSE);
     if (!blank(s, after, len)) out->malformed = 1; /* text after the call */
-    while (b < e && strchr(" \t\n\r", s[b])) b++;
-    while (e > b && strchr(" \t\n\r", s[e - 1])) e--;
+    while (b < e && is_space(s[b])) b++;
+    while (e > b && is_space(s[e - 1])) e--;
     out->call_byte_start = b;
     out->call_byte_end = e;
     out->call_start = token_at(starts, body, b);

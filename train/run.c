@@ -62,42 +62,35 @@ static int cross_checks(rlvr_run *r) {
     return 0;
 }
 
-/* [pretrained] checkpoint: the model's shape replaces [model]'s (its
- * init_seed and init_std are unused: the weights are the checkpoint's). */
-static int pretrained_model_config(rlvr_run *r) {
+/* [pretrained] checkpoint, opened once: the model's shape replaces
+ * [model]'s (its init_seed and init_std are unused: the weights are the
+ * checkpoint's) and its tokenizer becomes the run's. */
+static int pretrained_read(rlvr_run *r) {
     rlvr_checkpoint *ck = NULL;
     int rc = rlvr_checkpoint_open(&ck, r->pretrained.checkpoint);
     if (rc == 0) rc = rlvr_checkpoint_model_config(ck, &r->model);
+    if (rc == 0) rc = rlvr_checkpoint_read_tokenizer(ck, &r->tok);
     rlvr_checkpoint_close(ck);
     if (rc < 0) return rlvr_error_wrap(rc, "[pretrained] checkpoint = %s", r->pretrained.checkpoint);
     return 0;
 }
 
-/* The pretrained model's tokenizer, with [template] family applied. */
-static int pretrained_tokenizer(rlvr_run *r) {
-    rlvr_checkpoint *ck = NULL;
-    rlvr_tokenizer *tok = NULL;
-    int rc = rlvr_checkpoint_open(&ck, r->pretrained.checkpoint);
-    if (rc == 0) rc = rlvr_checkpoint_read_tokenizer(ck, &tok);
-    rlvr_checkpoint_close(ck);
-    if (rc == 0 && strcmp(r->pretrained.family, "auto") != 0) {
+/* [template] family applied to the pretrained tokenizer, which must end up
+ * with a chat format it can render. */
+static int pretrained_chat(rlvr_run *r) {
+    int rc = 0;
+    if (strcmp(r->pretrained.family, "auto") != 0) {
         size_t len = 0;
-        const char *jinja = rlvr_tokenizer_chat_template(tok, &len);
-        rc = rlvr_tokenizer_set_chat(tok, r->pretrained.family, jinja, len, r->pretrained.checkpoint);
+        const char *jinja = rlvr_tokenizer_chat_template(r->tok, &len);
+        rc = rlvr_tokenizer_set_chat(r->tok, r->pretrained.family, jinja, len, r->pretrained.checkpoint);
     }
-    if (rc == 0 && rlvr_tokenizer_kind_of(tok) == RLVR_TOKENIZER_HF &&
-        rlvr_tokenizer_chat(tok)->family == RLVR_CHAT_NATIVE)
+    if (rc == 0 && rlvr_tokenizer_kind_of(r->tok) == RLVR_TOKENIZER_HF &&
+        rlvr_tokenizer_chat(r->tok)->family == RLVR_CHAT_NATIVE)
         rc = rlvr_config_error(r->cfg, "template", "family",
                                "%s has no chat format (its tokenizer has no native special tokens): name the "
                                "family the model was tuned with, chatml, llama3 or mistral",
                                r->pretrained.checkpoint);
-    if (rc == 0) rc = rlvr_tokenizer_check_model(tok, &r->model);
-    if (rc < 0) {
-        rlvr_tokenizer_free(tok);
-        return rlvr_error_wrap(rc, "[pretrained] checkpoint = %s", r->pretrained.checkpoint);
-    }
-    r->tok = tok;
-    return 0;
+    return rc < 0 ? rlvr_error_wrap(rc, "[pretrained] checkpoint = %s", r->pretrained.checkpoint) : 0;
 }
 
 /* Everything after the configuration is in r->cfg: the modules' settings,
@@ -108,7 +101,7 @@ static int run_settle(rlvr_run *r, const char *out_dir) {
     if (rc == 0) rc = rlvr_model_config_read(&r->model, r->cfg);
     if (rc == 0) rc = rlvr_pretrained_config_read(&r->pretrained, r->cfg);
     bool pretrained = rc == 0 && r->pretrained.checkpoint[0];
-    if (pretrained) rc = pretrained_model_config(r);
+    if (pretrained) rc = pretrained_read(r);
     if (rc == 0) rc = rlvr_adamw_config_read(&r->optim, r->cfg);
     if (rc == 0) rc = rlvr_sampler_config_from(&r->sampler, r->cfg);
     if (rc == 0) rc = rlvr_sampler_config_validate(r->cfg, &r->model);
@@ -121,7 +114,7 @@ static int run_settle(rlvr_run *r, const char *out_dir) {
     if (rc == 0) rc = rlvr_tokenizer_config_read(&r->tokenizer, r->cfg);
     if (rc == 0) r->stop_step = r->train.steps;
     if (rc == 0) rc = cross_checks(r);
-    if (rc == 0 && pretrained) rc = pretrained_tokenizer(r);
+    if (rc == 0 && pretrained) rc = pretrained_chat(r);
     if (rc == 0 && !pretrained) rc = rlvr_tokenizer_new_byte(&r->tok);
     if (rc == 0) rc = rlvr_tokenizer_check_model(r->tok, &r->model);
     r->tok_pending = r->tokenizer.bpe;

@@ -15,8 +15,8 @@
 #     and the agent's prompt is ChatML;
 #   - refused, naming what to change: [tokenizer] kind = bpe with a
 #     pretrained checkpoint, [template] family = llama3 on a vocabulary
-#     without Llama 3's markers, an import of a directory without
-#     tokenizer.json.
+#     without Llama 3's markers, an import with --template native, an
+#     import of a directory without tokenizer.json.
 # Usage: test_pretrained_run.sh RLVR PYREF_PYTHON TEMPLATES_DIR
 set -euo pipefail
 RLVR=$1
@@ -80,6 +80,10 @@ expect_fail "bpe with a pretrained model" "$dir/b.log" "[pretrained] checkpoint 
 tiny_ini "$dir/l3.ini" sft "pretrained.checkpoint=$dir/pre.h5" template.family=llama3
 if "$RLVR" sft "$dir/l3.ini" --out "$dir/c" > "$dir/c.log" 2>&1; then fail "llama3 on a ChatML vocabulary"; fi
 expect_fail "llama3 on a ChatML vocabulary" "$dir/c.log" "needs the token <|begin_of_text|>"
+if "$RLVR" model import "$dir/hf" --out "$dir/native.h5" --template native > "$dir/n.log" 2>&1; then
+  fail "import with --template native"
+fi
+expect_fail "import with --template native" "$dir/n.log" "--template native renders rlvr's own special tokens"
 mkdir -p "$dir/notok" && cp "$dir/hf/config.json" "$dir/hf/model.safetensors" "$dir/notok/"
 if "$RLVR" model import "$dir/notok" --out "$dir/notok.h5" > "$dir/d.log" 2>&1; then fail "import without tokenizer"; fi
 expect_fail "import without tokenizer.json" "$dir/d.log" "tokenizer.json does not exist"
