@@ -190,6 +190,22 @@ static int gather_hosts(dist *d, char (**names)[HOST_CAP], const char ***hosts) 
     return rc == MPI_SUCCESS ? 0 : RLVR_FAIL(RLVR_EMPI, "gathering host names failed");
 }
 
+/* A failure that is the same on every rank (configuration, launch) is said
+ * once, by world rank 0, before any rank leaves: mpirun kills the whole job
+ * when the first rank exits non-zero, and a rank 0 that had not yet printed
+ * would die without saying why. */
+static rlvr_train_outcome failed_on_every_rank(int rc) {
+    int me = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    if (me == 0) {
+        const char *msg = rlvr_error_last();
+        fprintf(stderr, "rlvr train: error: %s\n", msg[0] ? msg : rlvr_error_name(rc));
+        fflush(stderr);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    return (rlvr_train_outcome){.rc = rc, .reported = true};
+}
+
 /* This rank's part of the job over MPI ranks; *out as rlvr_train_job. */
 static int train_ranks(rlvr_run *r, const rlvr_layout *layout, bool resume, const rlvr_train_simulation *sim,
                        rlvr_train_outcome *out) {
@@ -201,11 +217,9 @@ static int train_ranks(rlvr_run *r, const rlvr_layout *layout, bool resume, cons
     d.timeout_s = rc == 0 ? lc.timeout_s : 0;
     if (rc == 0) rc = rlvr_mpi_roles_init(&d.roles, layout, MPI_COMM_WORLD); /* collective */
     if (rc == 0) rc = rlvr_mpi_queue_new(&d.queue, d.roles.world, RLVR_DIST_MAX_PENDING);
-    if (rc < 0) { /* the same on every rank (configuration, launch): said once */
-        int me = 0;
-        MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    if (rc < 0) { /* the same on every rank (configuration, launch) */
         rlvr_mpi_roles_free(&d.roles);
-        *out = (rlvr_train_outcome){.rc = rc, .reported = me != 0};
+        *out = failed_on_every_rank(rc);
         return rc;
     }
     rc = gather_hosts(&d, &names, &hosts);
@@ -285,10 +299,8 @@ int rlvr_train_job(const rlvr_run_args *a, const rlvr_config_key *const *schemas
     bool single = true;
     if (rc == 0) rc = check_ranks(&r, world, &layout, &single);
     if (rc == 0 && a->until_step > 0 && a->until_step < r.train.steps) r.stop_step = a->until_step;
-    if (rc < 0) { /* the same on every rank: said by world rank 0 */
-        int me = 0;
-        if (mpi) MPI_Comm_rank(MPI_COMM_WORLD, &me);
-        *out = (rlvr_train_outcome){.rc = rc, .reported = me != 0};
+    if (rc < 0) { /* the same on every rank; said here by world rank 0, else by the verb */
+        *out = mpi ? failed_on_every_rank(rc) : (rlvr_train_outcome){.rc = rc};
     } else if (single) {
         *out = (rlvr_train_outcome){.rc = train_single(&r, a->resume)};
     } else {
