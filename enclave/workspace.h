@@ -13,6 +13,10 @@
 #include "enclave/diffgate.h"
 #include "enclave/sandbox.h"
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
 typedef struct rlvr_workspace rlvr_workspace;
 
 typedef struct {
@@ -39,5 +43,55 @@ const char *rlvr_workspace_base_tree(const rlvr_workspace *ws);
 /* Extracts the rollout's patch. Returns 0 with *out filled, or a negative
  * code (infrastructure) when the extraction itself failed. */
 int rlvr_workspace_extract(rlvr_workspace *ws, rlvr_extract_result *out);
+
+/* ---- snapshots of a workspace at a turn boundary (Monte-Carlo credit) ----------
+ *
+ * A workspace state is what the rollout changed in /work relative to the
+ * task's pristine tree: new and changed regular files (content and mode
+ * bits 0777), new directories, and deleted paths. It is made inside the
+ * workspace's sandbox by the runtime's own code (rlvr_sandbox_call), which
+ * compares /work against the pristine tree, so the runtime never reads a
+ * policy-written file from its own process; the bytes it returns are an
+ * opaque archive (docs/FORMATS.md "Workspace state"). Nothing outside the
+ * workspace tree can be carried: symbolic links, device files, FIFOs and
+ * sockets the rollout created are stripped (counted in stats.stripped) and
+ * a hard link is carried as a plain copy of its content.
+ *
+ * Restoring applies a state to a fresh workspace of the same task (inside
+ * that workspace's sandbox): afterwards its files are those of the snapshot,
+ * and what is written there is seen by no other workspace or state. */
+typedef struct rlvr_workspace_state rlvr_workspace_state;
+
+typedef struct {
+    int64_t files;    /* new or changed regular files carried */
+    int64_t dirs;     /* new directories */
+    int64_t deleted;  /* paths of the pristine tree that are gone */
+    int64_t bytes;    /* content bytes carried */
+    int64_t stripped; /* symlinks, devices, FIFOs, sockets left out */
+} rlvr_workspace_state_stats;
+
+/* Captures the workspace's current state. RLVR_ELIMIT when the changes
+ * exceed RLVR_WORKSPACE_STATE_MAX_BYTES (the caller skips that branch
+ * point); RLVR_ESANDBOX or another negative code when the capture itself
+ * failed (infrastructure). */
+#define RLVR_WORKSPACE_STATE_MAX_BYTES ((size_t)16 << 20)
+int rlvr_workspace_snapshot(rlvr_workspace *ws, rlvr_workspace_state **out);
+
+/* Applies `st` to `ws`, a workspace of the same task that no command has
+ * written yet. Returns 0, or a negative code (infrastructure). */
+int rlvr_workspace_restore(rlvr_workspace *ws, const rlvr_workspace_state *st);
+
+/* The archive bytes (to send a state to another rank) and a state read back
+ * from them; rlvr_workspace_state_from_bytes validates the archive and
+ * refuses a malformed one (RLVR_EFORMAT) without touching any workspace. */
+const void *rlvr_workspace_state_bytes(const rlvr_workspace_state *st, size_t *len);
+int rlvr_workspace_state_from_bytes(rlvr_workspace_state **out, const void *data, size_t len);
+
+/* True when both states carry the same changes (byte-identical archives). */
+bool rlvr_workspace_state_equal(const rlvr_workspace_state *a, const rlvr_workspace_state *b);
+/* True when the state carries no change (the pristine tree). */
+bool rlvr_workspace_state_empty(const rlvr_workspace_state *st);
+void rlvr_workspace_state_stats_of(const rlvr_workspace_state *st, rlvr_workspace_state_stats *out);
+void rlvr_workspace_state_free(rlvr_workspace_state *st);
 
 #endif
