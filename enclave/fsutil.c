@@ -73,6 +73,8 @@ static int remove_at(int dir, const char *name, int depth) {
     return rc;
 }
 
+int rlvr_fs_remove_at(int dir, const char *name) { return remove_at(dir, name, 0); }
+
 int rlvr_fs_remove_tree(const char *path) {
     int rc = remove_at(AT_FDCWD, path, 0);
     return rc < 0 ? rlvr_error_wrap(rc, "removing %s", path) : 0;
@@ -307,6 +309,51 @@ static void fnv_update(uint64_t *h, const void *data, size_t n) {
 
 static int cmp_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
+int rlvr_fs_sorted_names(DIR *d, char ***out, size_t *count) {
+    *out = NULL;
+    *count = 0;
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    int rc = 0;
+    struct dirent *e;
+    for (;;) {
+        errno = 0;
+        if (!(e = readdir(d))) {
+            if (errno != 0) rc = rlvr_error_errno_at(__FILE__, __LINE__, "reading a directory");
+            break;
+        }
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            char **grown = realloc(names, cap * sizeof *names);
+            if (!grown) {
+                rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+                break;
+            }
+            names = grown;
+        }
+        names[n] = strdup(e->d_name);
+        if (!names[n]) {
+            rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+            break;
+        }
+        n++;
+    }
+    if (rc < 0) {
+        rlvr_fs_free_names(names, n);
+        return rc;
+    }
+    if (n > 1) qsort(names, n, sizeof *names, cmp_names);
+    *out = names;
+    *count = n;
+    return 0;
+}
+
+void rlvr_fs_free_names(char **names, size_t n) {
+    for (size_t i = 0; i < n; i++) free(names[i]);
+    free(names);
+}
+
 static int hash_at(int dir, const char *name, const char *rel, uint64_t *h, int depth) {
     if (depth > 256) return RLVR_FAIL(RLVR_ELIMIT, "hash: tree deeper than 256 levels");
     struct stat st;
@@ -343,35 +390,14 @@ static int hash_at(int dir, const char *name, const char *rel, uint64_t *h, int 
         return rlvr_error_errno_at(__FILE__, __LINE__, "read %s", rel);
     }
     char **names = NULL;
-    size_t n = 0, cap = 0;
-    int rc = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-        if (n == cap) {
-            cap = cap ? 2 * cap : 16;
-            char **grown = realloc(names, cap * sizeof *names);
-            if (!grown) {
-                rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
-                break;
-            }
-            names = grown;
-        }
-        names[n] = strdup(e->d_name);
-        if (!names[n]) {
-            rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
-            break;
-        }
-        n++;
-    }
-    if (rc == 0 && n > 1) qsort(names, n, sizeof *names, cmp_names);
+    size_t n = 0;
+    int rc = rlvr_fs_sorted_names(d, &names, &n);
     for (size_t i = 0; i < n && rc == 0; i++) {
         char child[PATH_MAX];
         snprintf(child, sizeof child, "%s/%s", rel, names[i]);
         rc = hash_at(dirfd(d), names[i], child, h, depth + 1);
     }
-    for (size_t i = 0; i < n; i++) free(names[i]);
-    free(names);
+    rlvr_fs_free_names(names, n);
     closedir(d);
     return rc;
 }

@@ -5,6 +5,7 @@
 #ifndef RLVR_ENCLAVE_FSUTIL_H
 #define RLVR_ENCLAVE_FSUTIL_H
 
+#include <dirent.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -16,6 +17,15 @@ int rlvr_fs_mkdtemp(char **out, const char *parent, const char *prefix);
 /* Removes `path` and everything below it; a missing path is not an error.
  * Read-only directories inside are made writable first. */
 int rlvr_fs_remove_tree(const char *path);
+
+/* Removes `name` in the directory `dir` (a descriptor, or AT_FDCWD) and
+ * everything below it, never following a link; missing is not an error. */
+int rlvr_fs_remove_at(int dir, const char *name);
+
+/* The names in `d` but "." and "..", sorted bytewise (strcmp), so that a
+ * walk over them is deterministic; free with rlvr_fs_free_names. */
+int rlvr_fs_sorted_names(DIR *d, char ***out, size_t *n);
+void rlvr_fs_free_names(char **names, size_t n);
 
 /* Copies the tree at `src` to `dst` (which must not exist): regular files,
  * directories and symbolic links with their permission bits; other file types

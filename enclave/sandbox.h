@@ -230,7 +230,8 @@ int rlvr_sandbox_exec(rlvr_sandbox *sb, const rlvr_sandbox_cmd *cmd, rlvr_sandbo
  * reading policy-controlled files from the runtime's process. The function
  * writes its answer to fd 1 (captured into res->out, up to output_bytes,
  * which may exceed the sandbox's output limit); its return value becomes the
- * exit code (0..255). /.rlvr/private is visible to it. */
+ * exit code (0..255). /.rlvr/private is visible to it, and so is the
+ * pristine snapshot, read-only at /.rlvr/lower (commands see neither). */
 /* The run does not share the runtime's memory (it is forked from the
  * sandbox spawner, not from the runtime): its argument is `arg_len` bytes at
  * `arg`, copied into the run, and `fn` gets a pointer to the copy (16-byte

@@ -118,10 +118,15 @@ static void init_mount_run_fs(init_run *r) {
              (long long)(sb->limits.tmp_bytes / 4096 + 256));
     if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, opts) != 0)
         rlvr_sb_report_error(r->report_fd, &r->rep, "mounting /tmp");
-    /* the copy-on-write layer and the snapshot stay out of reach of every
-     * run; the private directory of runtime-only calls out of commands' */
-    if (umount2("/.rlvr/state", MNT_DETACH) != 0 || umount2("/.rlvr/lower", MNT_DETACH) != 0)
+    /* the copy-on-write layer stays out of reach of every run. The
+     * pristine snapshot (read-only; with overlays and with copies alike it
+     * is the sealed tree /work started from) and the private directory are
+     * kept for the runtime's own calls: a workspace's snapshot compares
+     * /work with the former (workspace_state.c). Commands see neither. */
+    if (umount2("/.rlvr/state", MNT_DETACH) != 0)
         rlvr_sb_report_error(r->report_fd, &r->rep, "hiding the sandbox's state");
+    if (!r->plan->fn && umount2("/.rlvr/lower", MNT_DETACH) != 0)
+        rlvr_sb_report_error(r->report_fd, &r->rep, "hiding the pristine snapshot");
     if (!r->plan->fn && sb->has_private && umount2("/.rlvr/private", MNT_DETACH) != 0)
         rlvr_sb_report_error(r->report_fd, &r->rep, "hiding the private directory");
 }

@@ -189,8 +189,10 @@ static void protect_readonly(int err_fd, const char *work, const char *const *re
 /* Mounts a fresh /work under `prefix` ("" once the holder has pivoted):
  * a new tmpfs at .rlvr/state holds the copy-on-write layer (or the copy),
  * the snapshot bound at .rlvr/lower is the overlay's lower layer, and the
- * read-only paths are bound over themselves. Runs never see .rlvr/state or
- * .rlvr/lower: their init unmounts both. */
+ * read-only paths are bound over themselves. Runs never see .rlvr/state
+ * (their init unmounts it), commands never see .rlvr/lower either; the
+ * runtime's own calls keep it (the pristine tree a workspace's snapshot
+ * compares /work with). */
 static void mount_work(int err_fd, const char *prefix, const rlvr_sb_holder_plan *p) {
     char state[PATH_MAX], lower[PATH_MAX], work[PATH_MAX], opts[128];
     rlvr_sb_path(err_fd, state, sizeof state, "%s/.rlvr/state", prefix);
