@@ -53,6 +53,16 @@ void rlvr_harness_job_clear(rlvr_harness_job *job) {
     job->public_tests_changed = false;
     job->patch_reason = 0;
     job->prompt_shared = false;
+    for (int32_t i = 0; i < job->n_states; i++) rlvr_workspace_state_free(job->states[i]);
+    free(job->states);
+    free(job->turn_state);
+    free(job->turn_changed);
+    job->states = NULL;
+    job->turn_state = NULL;
+    job->turn_changed = NULL;
+    job->n_states = 0;
+    job->snapshot_s = 0;
+    job->prefix_policy_tokens = 0;
 }
 
 /* ---- the prompt -------------------------------------------------------------------- */
@@ -161,6 +171,10 @@ typedef struct {
     rlvr_task_budgets b;
     int32_t context_cap;  /* min(budget, sampler context) */
     int32_t turn_start;   /* record index of the current policy turn's first token */
+    int32_t shared_len;   /* tokens loaded into the slot at the start: the prompt, or a fork's prefix */
+    int32_t cur_state;    /* capture: the workspace's state now (index into job->states, or
+                             RLVR_HARNESS_STATE_PRISTINE / _UNKNOWN) */
+    bool turn_changed;    /* capture: the current turn's tool changed the workspace */
     int64_t policy_used;
     int64_t malformed_run; /* malformed calls in a row so far (a well-formed call resets it) */
     rlvr_repetition *rep;
@@ -193,10 +207,61 @@ static void emit(driver *d, env *e, rlvr_harness_event ev, const rlvr_turn *turn
     if (d->opt->on_event) d->opt->on_event(d->opt->event_arg, ev, e->job, turn);
 }
 
+/* The capture outputs of the turn just recorded: the state after it. */
+static int note_turn_state(env *e) {
+    rlvr_harness_job *job = e->job;
+    int32_t n = job->record.n_turns, cap = job->record.cap_turns;
+    int32_t *ts = realloc(job->turn_state, (size_t)cap * sizeof *ts);
+    if (ts) job->turn_state = ts;
+    uint8_t *tc = ts ? realloc(job->turn_changed, (size_t)cap) : NULL;
+    if (!ts || !tc) return RLVR_FAIL(RLVR_ENOMEM, "out of memory for workspace states");
+    job->turn_changed = tc;
+    job->turn_state[n - 1] = e->cur_state;
+    job->turn_changed[n - 1] = e->turn_changed;
+    e->turn_changed = false;
+    return 0;
+}
+
+/* After a captured tool: a snapshot of the workspace, kept when it differs
+ * from the state before the call (the call changed the workspace). A
+ * snapshot that fails or is too large makes the state unknown until the next
+ * one (each snapshot holds every change since the pristine tree), and costs
+ * the rollout nothing else. */
+static int capture_state(env *e) {
+    rlvr_harness_job *job = e->job;
+    double t0 = rlvr_now();
+    rlvr_workspace_state *st = NULL;
+    int rc = rlvr_workspace_snapshot(e->ws, &st);
+    job->snapshot_s += rlvr_now() - t0;
+    if (rc == RLVR_ENOMEM) return rc;
+    if (rc < 0) {
+        e->turn_changed = e->cur_state != RLVR_HARNESS_STATE_UNKNOWN;
+        e->cur_state = RLVR_HARNESS_STATE_UNKNOWN;
+        return 0;
+    }
+    bool same = e->cur_state == RLVR_HARNESS_STATE_PRISTINE ? rlvr_workspace_state_empty(st)
+                : e->cur_state >= 0 && rlvr_workspace_state_equal(st, job->states[e->cur_state]);
+    if (same) {
+        rlvr_workspace_state_free(st);
+        return 0;
+    }
+    rlvr_workspace_state **v = realloc(job->states, (size_t)(job->n_states + 1) * sizeof *v);
+    if (!v) {
+        rlvr_workspace_state_free(st);
+        return RLVR_FAIL(RLVR_ENOMEM, "out of memory for workspace states");
+    }
+    job->states = v;
+    job->states[job->n_states] = st;
+    e->cur_state = job->n_states++;
+    e->turn_changed = true;
+    return 0;
+}
+
 /* Appends a finished turn to the record and reports it. */
 static int record_turn(driver *d, env *e, const rlvr_turn *turn) {
     rlvr_rollout *r = &e->job->record;
     RLVR_TRY(rlvr_rollout_push_turn(r, turn, NULL));
+    if (e->job->capture_tools) RLVR_TRY(note_turn_state(e));
     emit(d, e, RLVR_HARNESS_EVENT_TURN, &r->turns[r->n_turns - 1]);
     return 0;
 }
@@ -270,17 +335,17 @@ static int feed_model(driver *d, const env *e, const int32_t *ids, int32_t n) {
     return rlvr_sampler_prefill(d->s, e->slot, ids, n);
 }
 
-/* The group's source holds exactly this rollout's prompt in its slot (it
- * started just before, so nothing was decoded since). */
+/* The group's source holds exactly this rollout's prompt (or prefix) in its
+ * slot (it started just before, so nothing was decoded since). */
 static bool can_fork(const driver *d, const env *e, const env *group) {
     if (!group || !group->active || group->job->step != e->job->step) return false;
     const rlvr_rollout *g = &group->job->record, *r = &e->job->record;
-    return g->prompt_tokens == r->prompt_tokens && rlvr_sampler_len(d->s, group->slot) == g->prompt_tokens &&
-           memcmp(g->tokens, r->tokens, (size_t)r->prompt_tokens * sizeof *r->tokens) == 0;
+    return group->shared_len == e->shared_len && rlvr_sampler_len(d->s, group->slot) == e->shared_len &&
+           memcmp(g->tokens, r->tokens, (size_t)e->shared_len * sizeof *r->tokens) == 0;
 }
 
-/* The prompt into the rollout's slot: forked from the group's slot when it
- * holds the same prompt, else prefilled. */
+/* The prompt (a fork: its prefix) into the rollout's slot: forked from the
+ * group's slot when it holds the same tokens, else prefilled. */
 static int load_prompt(driver *d, env *e, const env *group) {
     rlvr_harness_job *job = e->job;
     rlvr_rollout *r = &job->record;
@@ -290,7 +355,7 @@ static int load_prompt(driver *d, env *e, const env *group) {
         job->prompt_shared = true;
     } else {
         RLVR_TRY(rlvr_sampler_reset(d->s, e->slot, job->step, job->sequence));
-        RLVR_TRY(feed_model(d, e, r->tokens, r->prompt_tokens));
+        RLVR_TRY(feed_model(d, e, r->tokens, e->shared_len));
     }
     r->timings.generate_s += rlvr_now() - t0;
     return 0;
@@ -311,21 +376,70 @@ static int env_init(driver *d, env *e, rlvr_harness_job *job, int slot) {
     snprintf(r->task_id, sizeof r->task_id, "%s", t->id);
     r->seed = rlvr_sampler_config_of(d->s)->seed;
     r->sample_sequence = job->sequence;
+    e->cur_state = RLVR_HARNESS_STATE_PRISTINE;
     return rlvr_rl_repetition_new(&e->rep, &d->opt->repetition);
 }
 
 /* Starts a rollout in `slot`; `group` is the first rollout of its group that
  * prefilled the prompt, started just before it (NULL when none). */
+/* The prompt, rendered into the record. */
+static int start_from_prompt(driver *d, env *e) {
+    rlvr_rollout *r = &e->job->record;
+    rlvr_token_buf *b = &d->scratch;
+    rlvr_token_buf_clear(b);
+    RLVR_TRY(rlvr_harness_render_prompt(b, d->tok, e->job->task, d->opt));
+    RLVR_TRY(push_buf(r, b, RLVR_TOKEN_PROMPT));
+    r->prompt_tokens = e->shared_len = r->n_tokens;
+    return 0;
+}
+
+/* A fork: the parent's tokens before policy turn p->turn and its turns so
+ * far, copied as recorded, and the budgets' state at that point. */
+static int start_from_prefix(env *e) {
+    const rlvr_harness_prefix *p = e->job->prefix;
+    const rlvr_rollout *src = p->record;
+    rlvr_rollout *r = &e->job->record;
+    if (!src || p->turn < 1 || p->turn >= src->n_turns)
+        return RLVR_FAIL(RLVR_EINVAL, "task %s: a fork continues before turn 1 .. n_turns − 1 of its parent",
+                         e->job->task->id);
+    int32_t end = src->turns[p->turn].policy_start;
+    for (int32_t i = 0; i < end; i++) {
+        RLVR_TRY(rlvr_rollout_push_token(r, src->tokens[i], src->logprobs[i], src->entropy[i], src->mask[i]));
+        if (src->mask[i] == RLVR_TOKEN_POLICY) {
+            e->policy_used++;
+            rlvr_rl_repetition_push(e->rep, src->tokens[i]);
+        }
+    }
+    r->prompt_tokens = src->prompt_tokens;
+    e->shared_len = end;
+    e->job->prefix_policy_tokens = (int32_t)e->policy_used;
+    /* every turn before p->turn made a call (an answer would have ended the
+     * episode): malformed ones in a row continue the parent's count */
+    for (int32_t t = 0; t < p->turn; t++) {
+        RLVR_TRY(rlvr_rollout_push_turn(r, &src->turns[t], NULL));
+        e->job->calls++;
+        e->job->calls_parsed += src->turns[t].call_parsed != 0;
+        e->malformed_run = src->turns[t].call_parsed ? 0 : e->malformed_run + 1;
+    }
+    return 0;
+}
+
+/* A fork's workspace: the parent's state restored into a fresh one. */
+static int restore_state(env *e) {
+    const rlvr_workspace_state *st = e->job->prefix->state;
+    if (!st) return 0;
+    double t0 = rlvr_now();
+    int rc = rlvr_workspace_restore(e->ws, st);
+    e->job->snapshot_s += rlvr_now() - t0;
+    return rc;
+}
+
 static int env_start(driver *d, env *e, rlvr_harness_job *job, int slot, const env *group) {
     RLVR_TRY(env_init(d, e, job, slot));
     rlvr_rollout *r = &job->record;
-    rlvr_token_buf *b = &d->scratch;
-    rlvr_token_buf_clear(b);
-    RLVR_TRY(rlvr_harness_render_prompt(b, d->tok, job->task, d->opt));
-    RLVR_TRY(push_buf(r, b, RLVR_TOKEN_PROMPT));
-    r->prompt_tokens = r->n_tokens;
+    RLVR_TRY(job->prefix ? start_from_prefix(e) : start_from_prompt(d, e));
     emit(d, e, RLVR_HARNESS_EVENT_START, NULL);
-    if (b->n >= e->context_cap) {
+    if (e->shared_len >= e->context_cap) {
         r->stop = RLVR_STOP_CONTEXT;
         return 0;
     }
@@ -333,6 +447,7 @@ static int env_start(driver *d, env *e, rlvr_harness_job *job, int slot, const e
         double t0 = rlvr_now();
         int rc = workspace_open(e, d->opt);
         r->timings.tool_s += rlvr_now() - t0;
+        if (rc == 0 && job->prefix) rc = restore_state(e);
         if (rc == RLVR_ENOMEM) return rc;
         if (rc < 0) {
             r->stop = RLVR_STOP_INFRA_ERROR;
@@ -471,6 +586,10 @@ static int tool_finished(driver *d, env *e) {
         e->turn.duration_s = (float)e->out.duration_s;
         e->turn.output_truncated = e->out.truncated;
         r->timings.tool_s += e->out.duration_s;
+        if (!e->malformed && e->ws && (e->job->capture_tools & (1u << e->call.tool))) {
+            rc = capture_state(e);
+            if (rc < 0) goto out;
+        }
     }
     rc = continue_turn(d, e, obs, obs_len, done);
 out:
@@ -716,7 +835,9 @@ static int decode_step(driver *d, env *envs, int n_envs, int32_t *slots, rlvr_sa
 /* Jobs next.. that form one group with jobs[next]: same task and step. */
 static int group_size(const rlvr_harness_job *jobs, int next, int n) {
     int k = next + 1;
-    while (k < n && jobs[k].task == jobs[next].task && jobs[k].step == jobs[next].step) k++;
+    while (k < n && jobs[k].task == jobs[next].task && jobs[k].step == jobs[next].step &&
+           jobs[k].prefix == jobs[next].prefix)
+        k++;
     return k - next;
 }
 
@@ -763,6 +884,8 @@ int rlvr_harness_run(rlvr_sampler *s, const rlvr_tokenizer *tok, const rlvr_harn
                          (long long)opt->budgets.malformed_calls);
     for (int i = 0; i < n; i++)
         if (!jobs[i].task) return RLVR_FAIL(RLVR_EINVAL, "harness job %d has no task", i);
+        else if (jobs[i].prefix && jobs[i].capture_tools)
+            return RLVR_FAIL(RLVR_EINVAL, "harness job %d: a fork (prefix) captures no workspace states", i);
         else if (jobs[i].task->verifier == RLVR_VERIFIER_TESTS && !opt->host)
             return RLVR_FAIL(RLVR_EINVAL, "task %s: a \"tests\" task needs a sandbox host", jobs[i].task->id);
     int32_t stops[2];

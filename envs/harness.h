@@ -48,6 +48,7 @@
 #include "core/record.h"
 #include "enclave/sandbox.h"
 #include "enclave/verify.h"
+#include "enclave/workspace.h"
 #include "envs/config.h"
 #include "envs/task.h"
 #include "policy/sampler.h"
@@ -62,6 +63,23 @@
 #define RLVR_HARNESS_OPTIONS_VERSION 1
 
 typedef struct rlvr_harness_job rlvr_harness_job; /* below */
+
+/* Where a continued rollout (a fork of Monte-Carlo credit) starts: the
+ * state s_turn of a finished parent rollout, before its policy turn `turn`.
+ * The fork's record begins with the parent's tokens [0, turns[turn].
+ * policy_start) exactly as recorded (ids, masks, sampling log-probs and
+ * entropies: nothing is re-rendered or re-tokenised) and its turns
+ * 0 … turn − 1; their KV rows are prefilled once and forked to the other
+ * jobs of the group (the jobs with this same prefix pointer); the budgets
+ * continue where the parent was (turns, policy tokens, context, malformed
+ * calls in a row, the repetition window); the workspace is a fresh one with
+ * `state` restored. Then the policy samples as usual until the end. */
+typedef struct {
+    const rlvr_rollout *record;        /* the parent's record (read only; must outlive the run) */
+    int32_t turn;                      /* 1 <= turn < record->n_turns */
+    const rlvr_workspace_state *state; /* "tests": the parent's workspace after turn − 1's tool
+                                          (rlvr_harness_job.states); NULL: the pristine tree */
+} rlvr_harness_prefix;
 
 /* What the harness reports to options.on_event as a rollout unfolds (for
  * interactive use: `rlvr agent` prints the trajectory turn by turn). Called
@@ -139,6 +157,10 @@ struct rlvr_harness_job {
     void *script_arg;
     bool no_patch;                 /* "tests": the patch is not wanted (SFT's demonstrations): no
                                       extraction at the end, patch stays NULL */
+    const rlvr_harness_prefix *prefix; /* NULL: from the prompt; else continue that parent (above) */
+    uint32_t capture_tools;        /* "tests": bit mask (1 << rlvr_tool_id) of the tools after whose
+                                      calls the workspace is snapshotted (outputs states, turn_state,
+                                      turn_changed); 0: no snapshots */
     /* outputs */
     rlvr_rollout record;           /* task_id, sample_sequence, tokens, turns, stop, timings, and for
                                       "arith" the verdict and reward.outcome */
@@ -148,7 +170,20 @@ struct rlvr_harness_job {
     bool public_tests_changed;     /* the diff gate saw changed public tests: the rollout is dropped */
     int patch_reason;              /* RLVR_REASON_NONE or PATCH_TOO_LARGE (enclave/reason.h) */
     bool prompt_shared;            /* the prompt's KV rows came from a group member's prefill (fork) */
+    /* outputs of capture_tools (all NULL / 0 without it) */
+    rlvr_workspace_state **states; /* (n_states) distinct workspace states, in the order they arose */
+    int32_t n_states;
+    int32_t *turn_state;           /* (record.n_turns) state after turn t's tool: an index into states,
+                                      RLVR_HARNESS_STATE_PRISTINE, or RLVR_HARNESS_STATE_UNKNOWN (a
+                                      snapshot failed or was too large: no fork from there) */
+    uint8_t *turn_changed;         /* (record.n_turns) 1: turn t ran a captured tool that changed the
+                                      workspace's files */
+    double snapshot_s;             /* wall time of the snapshots, and of a fork's restore */
+    int32_t prefix_policy_tokens;  /* a fork: the parent's policy tokens it starts with */
 };
+
+#define RLVR_HARNESS_STATE_PRISTINE (-1)
+#define RLVR_HARNESS_STATE_UNKNOWN (-2)
 
 void rlvr_harness_job_clear(rlvr_harness_job *job);
 

@@ -59,6 +59,12 @@ typedef enum {
     RLVR_METRIC_IDLE_S,            /* step wall time not spent generating, verifying or training */
     RLVR_METRIC_DRAW_ROUNDS,       /* dynamic-sampling rounds the step needed */
     RLVR_METRIC_MALFORMED_STOPS,   /* rollouts ended by [harness] max_malformed_calls */
+    RLVR_METRIC_MC_BRANCH_POINTS,  /* Monte-Carlo credit: branch points valued (with a scored fork) */
+    RLVR_METRIC_MC_FORKS,          /* fork rollouts run */
+    RLVR_METRIC_MC_FORK_TOKEN_RATIO, /* tokens the forks generated / policy tokens of the trained rollouts */
+    RLVR_METRIC_MC_VALUE_STD,      /* standard deviation of V̂ over the step's branch points */
+    RLVR_METRIC_MC_NONZERO_TURNS,  /* share of the trained rollouts' turns with Â ≠ 0 */
+    RLVR_METRIC_MC_FORK_S,         /* wall seconds of forking: runs, verification and scoring of the forks */
     RLVR_METRIC_COUNT
 } rlvr_metric;
 

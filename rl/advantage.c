@@ -18,6 +18,28 @@ bool rlvr_rl_group_informative(const double *rewards, const uint8_t *include, in
     return false;
 }
 
+/* Population std of the included rewards (0 with fewer than one). */
+static double included_std(const double *rewards, const uint8_t *include, int G) {
+    int n = 0;
+    double sum = 0, ss = 0;
+    for (int i = 0; i < G; i++)
+        if (included(include, i)) n++, sum += rewards[i];
+    if (n == 0) return 0;
+    double mean = sum / n;
+    for (int i = 0; i < G; i++)
+        if (included(include, i)) ss += (rewards[i] - mean) * (rewards[i] - mean);
+    return sqrt(ss / n);
+}
+
+int rlvr_rl_group_scale(double *scale, const double *rewards, const uint8_t *include, int G, rlvr_advantage_kind kind,
+                        double eps) {
+    if (!scale || !rewards || G < 1) return RLVR_FAIL(RLVR_EINVAL, "group scale: bad arguments (G = %d)", G);
+    *scale = kind == RLVR_ADV_STD && rlvr_rl_group_informative(rewards, include, G)
+                 ? included_std(rewards, include, G) + eps
+                 : 1.0;
+    return 0;
+}
+
 int rlvr_rl_group_advantages(double *adv, bool *informative, const double *rewards, const uint8_t *include, int G,
                              rlvr_advantage_kind kind, double eps) {
     if (!adv || !rewards || G < 1) return RLVR_FAIL(RLVR_EINVAL, "group advantages: bad arguments (G = %d)", G);
@@ -39,13 +61,7 @@ int rlvr_rl_group_advantages(double *adv, bool *informative, const double *rewar
     if (!signal) return 0; /* exactly zero, not (r - mean) rounding noise */
 
     double mean = sum / n;
-    double scale = 1.0;
-    if (kind == RLVR_ADV_STD) {
-        double ss = 0;
-        for (int i = 0; i < G; i++)
-            if (included(include, i)) ss += (rewards[i] - mean) * (rewards[i] - mean);
-        scale = 1.0 / (sqrt(ss / n) + eps);
-    }
+    double scale = kind == RLVR_ADV_STD ? 1.0 / (included_std(rewards, include, G) + eps) : 1.0;
     for (int i = 0; i < G; i++) {
         if (!included(include, i)) continue;
         if (kind == RLVR_ADV_LOO) adv[i] = rewards[i] - (sum - rewards[i]) / (n - 1);

@@ -31,6 +31,12 @@ typedef enum { RLVR_ADV_STD = 0, RLVR_ADV_MEAN = 1, RLVR_ADV_LOO = 2 } rlvr_adva
 int rlvr_rl_group_advantages(double *adv, bool *informative, const double *rewards, const uint8_t *include, int G,
                              rlvr_advantage_kind kind, double eps);
 
+/* s of a group: A_i = (r_i − b_i)/s with s = std(r) + ε for `std`, 1 for
+ * `mean` and `loo` (Monte-Carlo turn credit divides its value differences by
+ * the same s). *scale = 1 for a zero-variance group. */
+int rlvr_rl_group_scale(double *scale, const double *rewards, const uint8_t *include, int G, rlvr_advantage_kind kind,
+                        double eps);
+
 /* True when the included rewards are not all equal (and at least two). */
 bool rlvr_rl_group_informative(const double *rewards, const uint8_t *include, int G);
 

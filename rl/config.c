@@ -83,6 +83,11 @@ const rlvr_config_key rlvr_rl_config_keys[] = {
         "a state whose next-token entropy (nats) reaches this is a branch candidate"),
     RLVR_KEY_BOOL("credit", "branch_on_state_change", rlvr_credit_config, branch_on_state_change, "true",
         "branch after turns that ran a state-changing tool call (edit, migration) first"),
+    RLVR_KEY_STRING("credit", "state_changing_tools", rlvr_credit_config, state_changing_tools,
+        "replace_in_file,write_file,run,run_public_tests",
+        "mc: the tools whose calls may change the workspace, comma-separated; the workspace is snapshotted "
+        "after each such call, and the call counts as state-changing when the snapshot differs from the one "
+        "before it. Other tools are taken not to change files"),
 
     /* [difficulty] */
     RLVR_KEY_DOUBLE("difficulty", "ema", rlvr_difficulty_config, ema, "0.3", 1e-6, 1,

@@ -53,6 +53,7 @@ typedef struct {
     int32_t max_branch_points;   /* per trajectory */
     double branch_entropy;       /* threshold for high-entropy branch points, nats */
     bool branch_on_state_change; /* branch after state-changing tool calls */
+    const char *state_changing_tools; /* tool names whose calls are snapshotted (train/ parses them) */
 } rlvr_credit_config;
 
 typedef struct {

@@ -21,10 +21,11 @@
 #include <string.h>
 
 /* The update batch on the trainer communicator (native byte order: every
- * trainer rank runs the same binary): 10 doubles (step, the objective
- * options, n, T), adv[n] double, n_tokens[n] i32, tokens[T] i32,
- * logprobs[T] f32, mask[T] u8. */
-#define UPDATE_HEAD 10
+ * trainer rank runs the same binary): 11 doubles (step, the objective
+ * options, n, T, 1 when per-token advantages follow), adv[n] double,
+ * n_tokens[n] i32, tokens[T] i32, logprobs[T] f32, with Monte-Carlo
+ * credit tok_adv[T] f32, then mask[T] u8 (last: the rest stays aligned). */
+#define UPDATE_HEAD 11
 
 static int update_reserve(rlvr_dist_dp *ps, size_t bytes) {
     if (bytes <= ps->update_cap) return 0;
@@ -34,19 +35,20 @@ static int update_reserve(rlvr_dist_dp *ps, size_t bytes) {
     return 0;
 }
 
-static size_t update_bytes(int64_t n, int64_t T) {
+static size_t update_bytes(int64_t n, int64_t T, bool tok_adv) {
     return UPDATE_HEAD * sizeof(double) + (size_t)n * (sizeof(double) + sizeof(int32_t)) +
-           (size_t)T * (sizeof(int32_t) + sizeof(float) + 1);
+           (size_t)T * (sizeof(int32_t) + sizeof(float) + 1 + (tok_adv ? sizeof(float) : 0));
 }
 
 static int encode_update(rlvr_dist_dp *ps, const rlvr_update_batch *b) {
     int64_t T = 0;
     for (int i = 0; i < b->n; i++) T += b->recs[i]->n_tokens;
-    ps->update_len = update_bytes(b->n, T);
+    ps->update_len = update_bytes(b->n, T, b->tok_adv != NULL);
     RLVR_TRY(update_reserve(ps, ps->update_len));
     const rlvr_objective_options *o = &b->opt;
-    double head[UPDATE_HEAD] = {(double)b->step, o->clip_low, o->clip_high, o->is_cap, o->kl_beta,
-                                o->entropy_coef, (double)o->aggregation, o->normaliser, (double)b->n, (double)T};
+    double head[UPDATE_HEAD] = {(double)b->step, o->clip_low,      o->clip_high, o->is_cap,
+                                o->kl_beta,      o->entropy_coef,  (double)o->aggregation,
+                                o->normaliser,   (double)b->n,     (double)T,    b->tok_adv ? 1.0 : 0.0};
     char *p = ps->update_buf;
     memcpy(p, head, sizeof head), p += sizeof head;
     memcpy(p, b->adv, (size_t)b->n * sizeof *b->adv), p += (size_t)b->n * sizeof *b->adv;
@@ -59,6 +61,11 @@ static int encode_update(rlvr_dist_dp *ps, const rlvr_update_batch *b) {
     for (int i = 0; i < b->n; i++) {
         size_t len = (size_t)b->recs[i]->n_tokens;
         memcpy(p, b->recs[i]->logprobs, len * sizeof(float));
+        p += len * sizeof(float);
+    }
+    for (int i = 0; b->tok_adv && i < b->n; i++) {
+        size_t len = (size_t)b->recs[i]->n_tokens;
+        memcpy(p, b->tok_adv[i], len * sizeof(float));
         p += len * sizeof(float);
     }
     for (int i = 0; i < b->n; i++) {
@@ -74,6 +81,7 @@ typedef struct {
     rlvr_update_batch b;
     rlvr_rollout *recs;
     const rlvr_rollout **ptrs;
+    const float **tok_adv; /* Monte-Carlo credit: views into the buffer; else NULL */
 } update_view;
 
 static int decode_update(rlvr_dist_dp *ps, update_view *v) {
@@ -84,22 +92,27 @@ static int decode_update(rlvr_dist_dp *ps, update_view *v) {
     rlvr_objective_options o = {.clip_low = head[1], .clip_high = head[2], .is_cap = head[3], .kl_beta = head[4],
                                 .entropy_coef = head[5], .aggregation = (rlvr_aggregation)(int)head[6],
                                 .normaliser = head[7]};
+    bool has_tok_adv = head[10] != 0;
     v->recs = calloc((size_t)(n > 0 ? n : 1), sizeof *v->recs);
     v->ptrs = calloc((size_t)(n > 0 ? n : 1), sizeof *v->ptrs);
-    if (!v->recs || !v->ptrs) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    v->tok_adv = has_tok_adv ? calloc((size_t)(n > 0 ? n : 1), sizeof *v->tok_adv) : NULL;
+    if (!v->recs || !v->ptrs || (has_tok_adv && !v->tok_adv)) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
     char *p = ps->update_buf + sizeof head;
     const double *adv = (const double *)(void *)p;
     p += (size_t)n * sizeof(double);
     const int32_t *len = (const int32_t *)(void *)p;
-    char *tok = p + (size_t)n * sizeof(int32_t), *lp = tok + (size_t)T * sizeof(int32_t), *mask = lp + (size_t)T * sizeof(float);
+    char *tok = p + (size_t)n * sizeof(int32_t), *lp = tok + (size_t)T * sizeof(int32_t);
+    char *ta = lp + (size_t)T * sizeof(float), *mask = ta + (has_tok_adv ? (size_t)T * sizeof(float) : 0);
     for (int i = 0; i < n; i++) {
         rlvr_rollout *r = &v->recs[i];
         r->n_tokens = r->cap_tokens = len[i];
         r->tokens = (int32_t *)(void *)tok, r->logprobs = (float *)(void *)lp, r->mask = (uint8_t *)mask;
+        if (v->tok_adv) v->tok_adv[i] = (const float *)(void *)ta, ta += (size_t)len[i] * sizeof(float);
         tok += (size_t)len[i] * sizeof(int32_t), lp += (size_t)len[i] * sizeof(float), mask += len[i];
         v->ptrs[i] = r;
     }
-    v->b = (rlvr_update_batch){.step = (int64_t)head[0], .opt = o, .n = n, .recs = v->ptrs, .adv = adv};
+    v->b = (rlvr_update_batch){
+        .step = (int64_t)head[0], .opt = o, .n = n, .recs = v->ptrs, .adv = adv, .tok_adv = v->tok_adv};
     return 0;
 }
 
@@ -335,7 +348,7 @@ int rlvr_dist_dp_receive_update(rlvr_dist_dp *ps, rlvr_trainer *replica) {
     int rc = decode_update(ps, &v);
     if (rc == 0 && d->run->io.shards) rc = take_part(ps, &v);
     if (rc == 0) rc = rlvr_trainer_apply(replica, &v.b, &s);
-    free(v.recs), free(v.ptrs);
+    free(v.recs), free(v.ptrs), free(v.tok_adv);
     return rc;
 }
 

@@ -8,10 +8,12 @@
 #include "enclave/config.h"
 #include "envs/gen.h"
 #include "envs/check.h"
+#include "envs/tools.h"
 #include "io/checkpoint.h"
 #include "io/manifest.h"
 #include "policy/bpe.h"
 #include "policy/model_config.h"
+#include "train/credit.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -28,6 +30,27 @@ volatile sig_atomic_t rlvr_run_stop_flag = 0;
 int rlvr_run_path(char *out, size_t cap, const char *dir, const char *leaf) {
     int n = snprintf(out, cap, "%s/%s", dir, leaf);
     if (n < 0 || (size_t)n >= cap) return RLVR_FAIL(RLVR_ELIMIT, "path too long: %s/%s", dir, leaf);
+    return 0;
+}
+
+/* [credit] mode = mc: the fork keys' ranges (train/credit.h) and the tools
+ * whose calls are snapshotted. */
+static int credit_checks(rlvr_run *r) {
+    const rlvr_config *cfg = r->cfg;
+    const rlvr_credit_config *c = &r->rl.credit;
+    if (c->forks > RLVR_CREDIT_MAX_FORKS)
+        return rlvr_config_error(cfg, "credit", "forks", "%d: Monte-Carlo credit runs at most %d forks per branch point",
+                                 c->forks, RLVR_CREDIT_MAX_FORKS);
+    if (c->max_branch_points > RLVR_CREDIT_MAX_BRANCH_POINTS)
+        return rlvr_config_error(cfg, "credit", "max_branch_points", "%d: at most %d branch points per rollout",
+                                 c->max_branch_points, RLVR_CREDIT_MAX_BRANCH_POINTS);
+    if (r->train.steps > RLVR_CREDIT_MAX_STEP)
+        return rlvr_config_error(cfg, "train", "steps",
+                                 "%lld: with [credit] mode = mc a run has at most %u steps (the forks' sampling keys)",
+                                 (long long)r->train.steps, RLVR_CREDIT_MAX_STEP);
+    if (rlvr_tool_mask_parse(c->state_changing_tools, &r->credit_tools) < 0)
+        return rlvr_config_error(cfg, "credit", "state_changing_tools", "%s", rlvr_error_last());
+    r->credit_tools &= ~(1u << RLVR_TOOL_SUBMIT); /* submit ends the episode: nothing follows it */
     return 0;
 }
 
@@ -50,11 +73,7 @@ static int cross_checks(rlvr_run *r) {
                                  "%lld is below [harness] max_policy_tokens = %lld: a rollout the harness allows "
                                  "could not be scored; make them equal",
                                  (long long)r->rl.reward.max_tokens, (long long)r->harness.budgets.policy_tokens);
-    if (r->rl.credit.mc)
-        return rlvr_config_error(cfg, "credit", "mode",
-                                 "Monte-Carlo turn credit is not implemented in the trainer yet: it needs K "
-                                 "continuations forked from the sandbox state at a turn boundary, and the harness "
-                                 "runs a rollout only from its prompt (docs/RL.md \"Turn credit\"); use outcome");
+    if (r->rl.credit.mc) RLVR_TRY(credit_checks(r));
     if (r->sft.extra_demos > 0 && r->tasks.pool[0])
         return rlvr_config_error(cfg, "sft", "extra_demos",
                                  "generates more tasks of the built-in family, but [tasks] pool names a pool; "

@@ -39,6 +39,7 @@ typedef struct {
     rlvr_adamw_config optim;
     rlvr_sampler_config sampler;  /* seed = [run] seed */
     rlvr_rl_config rl;
+    uint32_t credit_tools;      /* [credit] state_changing_tools as a tool mask (mode = mc) */
     rlvr_tasks_config tasks;
     rlvr_harness_options harness; /* host set by rlvr_run_host */
     rlvr_enclave_settings enclave;

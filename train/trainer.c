@@ -43,6 +43,7 @@
 #include "rl/entropy.h"
 #include "rl/objective.h"
 #include "rl/reward.h"
+#include "train/credit.h"
 #include "train/pack.h"
 #include "train/run.h"
 #include "train/trainer.h"
@@ -112,10 +113,13 @@ typedef struct step_batch {
     double *reward;    /* (n_jobs) */
     double *advantage; /* (n_jobs) */
     uint8_t *include;  /* (n_jobs) */
+    float **tok_adv;   /* [credit] mode = mc: (n_jobs), each (record.n_tokens) or NULL; NULL: outcome credit */
 } step_batch;
 
 static void batch_clear(step_batch *b) {
     for (int i = 0; i < b->n_jobs; i++) rlvr_harness_job_clear(&b->jobs[i]);
+    for (int i = 0; b->tok_adv && i < b->n_jobs; i++) free(b->tok_adv[i]);
+    free(b->tok_adv);
     free(b->jobs), free(b->groups), free(b->reward), free(b->advantage), free(b->include);
     memset(b, 0, sizeof *b);
 }
@@ -171,10 +175,15 @@ static int draw_round(rlvr_trainer *t, step_batch *b, int32_t n, uint32_t round)
             j->task = train_task(t, tasks[k]);
             j->step = (uint32_t)t->step + 1;
             j->sequence = (uint32_t)gi * SEQ_PER_GROUP + (uint32_t)i;
+            j->capture_tools = rlvr_trainer_capture_tools(t, j->task);
         }
     }
     free(tasks);
     return rc;
+}
+
+uint32_t rlvr_trainer_capture_tools(const rlvr_trainer *t, const rlvr_task *task) {
+    return t->run->rl.credit.mc && task->verifier == RLVR_VERIFIER_TESTS ? t->run->credit_tools : 0;
 }
 
 /* Reward of one verified rollout; include = 0 when excluded from the loss. */
@@ -254,6 +263,79 @@ static int score_round(rlvr_trainer *t, step_batch *b, int from, rlvr_dynsample 
     return 0;
 }
 
+/* ---- Monte-Carlo turn credit ([credit] mode = mc, train/credit.h) ---------------------------- */
+
+/* Branch points of the kept rollouts, their forks run and verified like
+ * any rollout (by the same generate hook: here or on rollout ranks),
+ * scored, and V̂ at each branch point. */
+static int run_forks(rlvr_trainer *t, step_batch *b, rlvr_credit_forks *f, step_stats *s) {
+    uint8_t *use = calloc((size_t)(b->n_jobs > 0 ? b->n_jobs : 1), 1);
+    size_t *pool = calloc((size_t)(b->n_jobs > 0 ? b->n_jobs : 1), sizeof *pool);
+    int rc = use && pool ? 0 : RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    for (int g = 0; rc == 0 && g < b->n_groups; g++)
+        for (int i = b->groups[g].first_job; i < b->groups[g].first_job + b->groups[g].G; i++) {
+            use[i] = b->groups[g].kept && b->include[i];
+            pool[i] = (size_t)t->run->split_tasks[RLVR_SPLIT_TRAIN][b->groups[g].task];
+        }
+    if (rc == 0) rc = rlvr_credit_plan(f, b->jobs, use, pool, b->n_jobs, &t->run->rl.credit);
+    free(use);
+    free(pool);
+    if (rc < 0 || f->n_forks == 0) return rc;
+    for (int j = 0; j < f->n_forks; j++) f->forks[j].record.policy_version = t->version;
+    RLVR_TRY(t->generate ? t->generate(t->generate_ctx, f->forks, f->n_forks, f->fork_pool_index, t->version, s)
+                         : generate_local(t, f->forks, f->n_forks, f->fork_pool_index, s));
+    for (int j = 0; j < f->n_forks; j++) {
+        f->forks[j].record.policy_version = t->version;
+        RLVR_TRY(score_job(t, &f->forks[j], &f->fork_reward[j], &f->fork_include[j]));
+        s->mc_fork_tokens += rlvr_credit_fork_tokens(&f->forks[j]);
+    }
+    s->mc_forks += f->n_forks;
+    return rlvr_credit_values(f);
+}
+
+/* Each kept rollout's per-token advantages from its branch points' values
+ * (its group advantage on every token when it has none). */
+static int credit_tokens(rlvr_trainer *t, step_batch *b, const rlvr_credit_forks *f, step_stats *s) {
+    const rlvr_grpo_config *grpo = &t->run->rl.grpo;
+    b->tok_adv = calloc((size_t)(b->n_jobs > 0 ? b->n_jobs : 1), sizeof *b->tok_adv);
+    if (!b->tok_adv) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    for (int g = 0; g < b->n_groups; g++) {
+        const group *gr = &b->groups[g];
+        if (!gr->kept) continue;
+        double scale = 1;
+        RLVR_TRY(rlvr_rl_group_scale(&scale, b->reward + gr->first_job, b->include + gr->first_job, gr->G,
+                                     grpo->advantage, grpo->std_eps));
+        for (int i = gr->first_job; i < gr->first_job + gr->G; i++) {
+            if (!b->include[i]) continue;
+            const rlvr_rollout *r = &b->jobs[i].record;
+            b->tok_adv[i] = malloc((size_t)(r->n_tokens > 0 ? r->n_tokens : 1) * sizeof **b->tok_adv);
+            if (!b->tok_adv[i]) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+            int nz = 0;
+            RLVR_TRY(rlvr_credit_token_advantages(b->tok_adv[i], &nz, f, i, r, b->reward[i], b->advantage[i], scale));
+            s->mc_turns += r->n_turns;
+            s->mc_nonzero_turns += nz;
+            s->mc_parent_tokens += rlvr_rollout_policy_tokens(r);
+        }
+    }
+    for (int bi = 0; bi < f->n_branches; bi++) {
+        if (f->branches[bi].scored == 0) continue;
+        s->mc_branch_points++;
+        s->mc_value_sum += f->branches[bi].value;
+        s->mc_value_sq += f->branches[bi].value * f->branches[bi].value;
+    }
+    return 0;
+}
+
+static int credit_step(rlvr_trainer *t, step_batch *b, step_stats *s) {
+    double t0 = rlvr_now();
+    rlvr_credit_forks f = {0};
+    int rc = run_forks(t, b, &f, s);
+    if (rc == 0) rc = credit_tokens(t, b, &f, s);
+    rlvr_credit_forks_free(&f);
+    s->mc_fork_wall = rlvr_now() - t0;
+    return rc;
+}
+
 /* ---- the trainer's update ----------------------------------------------------------------- */
 
 /* The shard of (step, rank): recs[lo, hi) with their advantages. */
@@ -299,13 +381,17 @@ static int update(rlvr_trainer *t, step_batch *b, step_stats *s) {
     if (u.opt.aggregation == RLVR_AGG_SEQUENCE) u.opt.normaliser = (double)kept;
     const rlvr_rollout **recs = malloc((size_t)(kept > 0 ? kept : 1) * sizeof *recs);
     double *adv = malloc((size_t)(kept > 0 ? kept : 1) * sizeof *adv);
-    int rc = recs && adv ? 0 : RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    const float **tok_adv = b->tok_adv ? malloc((size_t)(kept > 0 ? kept : 1) * sizeof *tok_adv) : NULL;
+    int rc = recs && adv && (tok_adv || !b->tok_adv) ? 0 : RLVR_FAIL(RLVR_ENOMEM, "out of memory");
     for (int g = 0, m = 0; rc == 0 && g < b->n_groups; g++) {
         if (!b->groups[g].kept) continue;
-        for (int i = b->groups[g].first_job; i < b->groups[g].first_job + b->groups[g].G; i++)
-            if (b->include[i]) recs[m] = &b->jobs[i].record, adv[m] = b->advantage[i], m++;
+        for (int i = b->groups[g].first_job; i < b->groups[g].first_job + b->groups[g].G; i++) {
+            if (!b->include[i]) continue;
+            if (tok_adv) tok_adv[m] = b->tok_adv[i];
+            recs[m] = &b->jobs[i].record, adv[m] = b->advantage[i], m++;
+        }
     }
-    u.recs = recs, u.adv = adv;
+    u.recs = recs, u.adv = adv, u.tok_adv = tok_adv;
     if (rc == 0 && (kept == 0 || N == 0)) {
         /* nothing informative: no gradient, the weights stay (the step counts) */
         rc = write_untrained_shards(t, u.step, recs, adv, kept);
@@ -314,7 +400,7 @@ static int update(rlvr_trainer *t, step_batch *b, step_stats *s) {
         if (rc == 0) rc = rlvr_trainer_apply(t, &u, s);
         s->policy_tokens = N;
     }
-    free(recs), free(adv);
+    free(recs), free(adv), free(tok_adv);
     return rc;
 }
 
@@ -353,7 +439,7 @@ static int apply_pass(rlvr_trainer *t, const rlvr_update_batch *b, int lo, int h
     for (int at = lo; at < hi; at += MICRO_SEQS) {
         int m = hi - at < MICRO_SEQS ? hi - at : MICRO_SEQS;
         for (int k = 0; k < m; k++) idx[k] = at + k;
-        RLVR_TRY(rlvr_train_micro(t, b->recs + at, b->adv, idx, m, &b->opt, s));
+        RLVR_TRY(rlvr_train_micro(t, b, idx, m, s));
     }
     if (t->dp.reduce) RLVR_TRY(t->dp.reduce(t->dp.ctx, t->model, s));
     rlvr_adamw_config adamw;
@@ -387,9 +473,12 @@ int rlvr_trainer_apply(rlvr_trainer *t, const rlvr_update_batch *b, step_stats *
     return 0;
 }
 
-int rlvr_train_micro(rlvr_trainer *t, const rlvr_rollout *const *recs, const double *adv_of_job, const int *job,
-                     int n, const rlvr_objective_options *opt, step_stats *s) {
+int rlvr_train_micro(rlvr_trainer *t, const rlvr_update_batch *b, const int *job, int n, step_stats *s) {
     rlvr_pack *p = &t->pack;
+    const rlvr_objective_options *opt = &b->opt;
+    const rlvr_rollout *recs[MICRO_SEQS];
+    if (n > MICRO_SEQS) return RLVR_FAIL(RLVR_EINVAL, "a micro-batch holds at most %d sequences", MICRO_SEQS);
+    for (int i = 0; i < n; i++) recs[i] = b->recs[job[i]];
     RLVR_TRY(rlvr_pack_records(p, recs, n));
     int64_t T = p->offsets[p->n_seqs];
     double *lref = NULL;
@@ -408,11 +497,13 @@ int rlvr_train_micro(rlvr_trainer *t, const rlvr_rollout *const *recs, const dou
     double *lp = malloc((size_t)T * sizeof *lp), *lps = malloc((size_t)T * sizeof *lps);
     double *ent = malloc((size_t)T * sizeof *ent), *dl = malloc((size_t)T * sizeof *dl);
     double *de = malloc((size_t)T * sizeof *de), *adv = malloc((size_t)n * sizeof *adv);
-    rc = lp && lps && ent && dl && de && adv ? 0 : RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    double *tadv = b->tok_adv ? malloc((size_t)T * sizeof *tadv) : NULL;
+    rc = lp && lps && ent && dl && de && adv && (tadv || !b->tok_adv) ? 0 : RLVR_FAIL(RLVR_ENOMEM, "out of memory");
     for (int sq = 0; rc == 0 && sq < n; sq++) {
-        adv[sq] = adv_of_job[job[sq]];
+        adv[sq] = b->adv[job[sq]];
         for (int32_t k = 0; k < recs[sq]->n_tokens; k++) {
             int64_t at = p->offsets[sq] + k;
+            if (tadv) tadv[at] = b->tok_adv[job[sq]][k];
             lp[at] = p->logp[at], ent[at] = p->entropy[at], lps[at] = recs[sq]->logprobs[k];
             if (p->policy[at]) {
                 double d = fabs(lp[at] - lps[at]);
@@ -422,7 +513,8 @@ int rlvr_train_micro(rlvr_trainer *t, const rlvr_rollout *const *recs, const dou
     }
     rlvr_objective_stats st;
     rlvr_objective_input in = {.n_seqs = p->n_seqs, .offsets = p->offsets, .mask = p->policy, .logp = lp,
-                               .logp_sample = lps, .logp_ref = lref, .entropy = ent, .advantage = adv};
+                               .logp_sample = lps, .logp_ref = lref, .entropy = ent, .advantage = adv,
+                               .token_advantage = tadv};
     if (rc == 0) rc = rlvr_rl_objective(dl, de, &st, &in, opt);
     if (rc == 0) {
         for (int64_t k = 0; k < T; k++) p->dlogp[k] = (float)dl[k], p->dentropy[k] = (float)de[k];
@@ -434,7 +526,7 @@ int rlvr_train_micro(rlvr_trainer *t, const rlvr_rollout *const *recs, const dou
         s->tokens += st.tokens;
         s->kl_sum += st.kl_sum;
     }
-    free(lp), free(lps), free(ent), free(dl), free(de), free(adv), free(lref);
+    free(lp), free(lps), free(ent), free(dl), free(de), free(adv), free(lref), free(tadv);
     return rc;
 }
 
@@ -573,6 +665,16 @@ static void fill_row(const rlvr_trainer *t, const step_batch *b, const step_stat
     v[RLVR_METRIC_IDLE_S] = fmax(0, s->wall - s->generate_wall - s->verify_wall - s->train_wall);
     v[RLVR_METRIC_DRAW_ROUNDS] = ds->rounds;
     v[RLVR_METRIC_MALFORMED_STOPS] = malformed;
+    if (t->run->rl.credit.mc) {
+        double points = s->mc_branch_points, vmean = points ? s->mc_value_sum / points : 0;
+        v[RLVR_METRIC_MC_BRANCH_POINTS] = points;
+        v[RLVR_METRIC_MC_FORKS] = s->mc_forks;
+        v[RLVR_METRIC_MC_FORK_TOKEN_RATIO] =
+            s->mc_parent_tokens ? (double)s->mc_fork_tokens / (double)s->mc_parent_tokens : 0;
+        v[RLVR_METRIC_MC_VALUE_STD] = points ? sqrt(fmax(0, s->mc_value_sq / points - vmean * vmean)) : 0;
+        v[RLVR_METRIC_MC_NONZERO_TURNS] = s->mc_turns ? (double)s->mc_nonzero_turns / (double)s->mc_turns : 0;
+        v[RLVR_METRIC_MC_FORK_S] = s->mc_fork_wall;
+    }
 }
 
 static void progress_line(const rlvr_trainer *t, const rlvr_metrics_row *row, double eta) {
@@ -587,6 +689,13 @@ static void progress_line(const rlvr_trainer *t, const rlvr_metrics_row *row, do
             v[RLVR_METRIC_MALFORMED_STOPS], v[RLVR_METRIC_INFRA_ERRORS], v[RLVR_METRIC_CLIP_FRACTION], v[RLVR_METRIC_GRAD_NORM],
             v[RLVR_METRIC_LOGPROB_DIFF_MAX], v[RLVR_METRIC_ROLLOUTS_PER_S], t->last.generate_wall,
             t->last.verify_wall, t->last.train_wall, v[RLVR_METRIC_IDLE_S], eta);
+    if (t->run->rl.credit.mc)
+        fprintf(stderr,
+                "train step %lld credit: branch points %.0f  forks %.0f  fork tokens %.2fx  V̂ sd %.3f  "
+                "turns with Â≠0 %.2f  fork wall %.1fs\n",
+                (long long)t->step, v[RLVR_METRIC_MC_BRANCH_POINTS], v[RLVR_METRIC_MC_FORKS],
+                v[RLVR_METRIC_MC_FORK_TOKEN_RATIO], v[RLVR_METRIC_MC_VALUE_STD], v[RLVR_METRIC_MC_NONZERO_TURNS],
+                v[RLVR_METRIC_MC_FORK_S]);
     if (t->take) { /* bounded-async: what the admission gate saw this step */
         const int64_t *h = t->last.admitted_lag;
         fprintf(stderr, "train step %lld staleness: mean %.2f  admitted by Δv 0:%lld 1:%lld 2:%lld ≥3:%lld  dropped %lld\n",
@@ -617,6 +726,7 @@ static int train_step(rlvr_trainer *t, rlvr_metrics_row *row) {
         }
         if (rc == 0) rc = score_round(t, &b, from, &ds, &s);
     }
+    if (rc == 0 && t->run->rl.credit.mc) rc = credit_step(t, &b, &s);
     if (rc == 0) rc = update(t, &b, &s);
     if (rc == 0) {
         t->step++;

@@ -25,6 +25,10 @@ typedef struct {
      * admission gate dropped (Δv > Δv_max) */
     int64_t admitted_lag[RLVR_TRAIN_LAG_BINS];
     int64_t stale_dropped;
+    /* [credit] mode = mc */
+    int mc_branch_points, mc_forks;
+    int64_t mc_fork_tokens, mc_parent_tokens, mc_turns, mc_nonzero_turns;
+    double mc_value_sum, mc_value_sq, mc_fork_wall;
 } step_stats;
 
 /* Loads the pool (building the built-in one on first use) and the model:
@@ -86,6 +90,12 @@ void rlvr_trainer_set_async(rlvr_trainer *t, rlvr_take_groups_fn take, void *tak
  * its index in the pool. */
 int rlvr_trainer_draw(rlvr_trainer *t, int32_t n, uint32_t round, int32_t *task, int32_t *G, size_t *pool_index);
 
+/* The tools after whose calls a rollout of `task` snapshots its workspace:
+ * [credit] state_changing_tools with mode = mc for a "tests" task, else 0
+ * (harness job capture_tools; a generate hook running jobs elsewhere passes
+ * it on). */
+uint32_t rlvr_trainer_capture_tools(const rlvr_trainer *t, const rlvr_task *task);
+
 /* The task of train-split index `task`. */
 const rlvr_task *rlvr_trainer_task(const rlvr_trainer *t, int32_t task);
 
@@ -114,6 +124,9 @@ typedef struct {
     int n;                               /* rollouts */
     const rlvr_rollout *const *recs;     /* (n) */
     const double *adv;                   /* (n) advantage of recs[i] */
+    const float *const *tok_adv;         /* (n) Monte-Carlo credit: (recs[i]->n_tokens) advantage of each
+                                            token of recs[i] (0 off its policy tokens); NULL: adv[i] for
+                                            every token (outcome credit) */
 } rlvr_update_batch;
 
 /* Trainer rank r of T computes the gradient of rollouts [lo, hi) of the
@@ -158,9 +171,8 @@ rlvr_model *rlvr_trainer_reference(rlvr_trainer *t);
 int rlvr_trainer_apply(rlvr_trainer *t, const rlvr_update_batch *b, step_stats *s);
 
 /* One micro-batch of the update: forward, objective against the recorded
- * sampling log-probs, backward (accumulating). adv_of_job[job[i]] is the
- * advantage of recs[i]. */
-int rlvr_train_micro(rlvr_trainer *t, const rlvr_rollout *const *recs, const double *adv_of_job, const int *job,
-                     int n, const rlvr_objective_options *opt, step_stats *s);
+ * sampling log-probs, backward (accumulating), over rollouts b->recs[job[i]],
+ * i < n, with their advantages (b->adv, or b->tok_adv per token). */
+int rlvr_train_micro(rlvr_trainer *t, const rlvr_update_batch *b, const int *job, int n, step_stats *s);
 
 #endif
