@@ -280,6 +280,22 @@ static void expect_format_error(const void *data, size_t len, const char *what, 
     rlvr_workspace_state_free(st);
 }
 
+/* A well-formed state of one entry that the restore into `ws` refuses,
+ * naming `message`. */
+static void refused_entry(rlvr_workspace *ws, char kind, uint32_t mode, const char *path, const char *data,
+                          const char *message) {
+    archive a;
+    ar_start(&a);
+    ar_entry(&a, kind, mode, path, strlen(path), data, strlen(data));
+    ar_end(&a, 0);
+    rlvr_workspace_state *st = NULL;
+    CHECK_OK(rlvr_workspace_state_from_bytes(&st, a.b, a.n));
+    if (!st) return;
+    int rc = rlvr_workspace_restore(ws, st);
+    CHECK_MSG(rc == RLVR_ESANDBOX && strstr(rlvr_error_last(), message), "%s: rc %d: %s", path, rc, rlvr_error_last());
+    rlvr_workspace_state_free(st);
+}
+
 /* The parser refuses every malformed archive, in the runtime and inside the
  * sandbox, before anything is written. */
 static void test_parser(void) {
@@ -371,37 +387,16 @@ static void test_parser(void) {
     rlvr_workspace_state_free(st);
     /* a state touching the public tests (read-only here, so never changed in
      * a parent) is an error, not skipped */
-    archive p;
-    ar_start(&p);
-    ar_entry(&p, 'F', 0644, "tests/public/run.sh", 19, "exit 0\n", 7);
-    ar_end(&p, 0);
-    st = NULL;
-    CHECK_OK(rlvr_workspace_state_from_bytes(&st, p.b, p.n));
-    if (st) {
-        int rc = rlvr_workspace_restore(ws, st);
-        CHECK_MSG(rc == RLVR_ESANDBOX && strstr(rlvr_error_last(), "tests/public/run.sh"), "rc %d: %s", rc,
-                  rlvr_error_last());
-    }
-    rlvr_workspace_state_free(st);
+    refused_entry(ws, 'F', 0644, "tests/public/run.sh", "exit 0\n", "tests/public/run.sh");
     /* a deletion of a path the pristine tree does not have: another task's state */
-    archive x;
-    ar_start(&x);
-    ar_entry(&x, 'X', 0, "no-such-file", 12, "", 0);
-    ar_end(&x, 0);
-    st = NULL;
-    CHECK_OK(rlvr_workspace_state_from_bytes(&st, x.b, x.n));
-    if (st) CHECK(rlvr_workspace_restore(ws, st) == RLVR_ESANDBOX);
-    rlvr_workspace_state_free(st);
+    refused_entry(ws, 'X', 0, "no-such-file", "", "no-such-file");
     rlvr_workspace_free(ws);
 }
 
 static void scenario(bool overlay) {
-    rlvr_sandbox_host_options opt = RLVR_SANDBOX_HOST_OPTIONS_INIT;
-    opt.overlay = overlay;
-    int rc = rlvr_sandbox_host_new(&host, &opt);
+    int rc = fixture_host(&host, overlay);
     CHECK_MSG(rc == 0, "host: %s", rlvr_error_last());
     if (rc) return;
-    printf("sandbox host: %s\n", rlvr_sandbox_host_describe(host));
     test_empty();
     test_changes_and_forks();
     test_stripping();
