@@ -272,6 +272,39 @@ static void test_cap(void) {
     rlvr_workspace_free(ws);
 }
 
+/* A tree 300 directories deep is carried; a path over the 4 000 bytes an
+ * archive carries is RLVR_ELIMIT. */
+static void test_depth(void) {
+    rlvr_workspace *ws = new_ws(0);
+    rlvr_workspace *fork = new_ws(0);
+    if (!ws || !fork) {
+        rlvr_workspace_free(ws);
+        rlvr_workspace_free(fork);
+        return;
+    }
+    free(sh(ws, "p=deep; for i in $(seq 300); do p=$p/d; done; mkdir -p $p && echo bottom > $p/f"));
+    rlvr_workspace_state *st = snap(ws);
+    if (st) {
+        rlvr_workspace_state_stats s;
+        rlvr_workspace_state_stats_of(st, &s);
+        CHECK(s.dirs == 301 && s.files == 1);
+        CHECK_OK(rlvr_workspace_restore(fork, st));
+        char *out = sh(fork, "cat deep/$(seq -s/ 300 | sed 's/[0-9]*/d/g')/f");
+        CHECK_MSG(strcmp(out, "bottom\n") == 0, "deep file: %s", out);
+        free(out);
+        CHECK(snapshot_equals(fork, st));
+    }
+    rlvr_workspace_state_free(st);
+    /* 19 names of 210 bytes: 4 008 bytes */
+    free(sh(ws, "n=$(printf '%0210d' 0); p=$n; for i in $(seq 18); do p=$p/$n; done; mkdir -p $p"));
+    st = NULL;
+    int rc = rlvr_workspace_snapshot(ws, &st);
+    CHECK_MSG(rc == RLVR_ELIMIT && !st && strstr(rlvr_error_last(), "longer than"), "rc %d: %s", rc, rlvr_error_last());
+    rlvr_workspace_state_free(st);
+    rlvr_workspace_free(ws);
+    rlvr_workspace_free(fork);
+}
+
 static void expect_format_error(const void *data, size_t len, const char *what, const char *message) {
     rlvr_workspace_state *st = NULL;
     int rc = rlvr_workspace_state_from_bytes(&st, data, len);
@@ -401,6 +434,7 @@ static void scenario(bool overlay) {
     test_changes_and_forks();
     test_stripping();
     test_cap();
+    test_depth();
     test_parser();
     rlvr_sandbox_host_free(host);
     host = NULL;
