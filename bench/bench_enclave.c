@@ -31,6 +31,17 @@
  *               and judge_build: what building a task's judge costs, once
  *               per verification task (median and p99 of its creation in
  *               judge mode less command mode).
+ *   workspace_state
+ *               what a branch point of Monte-Carlo credit costs on the
+ *               bugfix-c task's repository (enclave/workspace.h): median
+ *               and p99 seconds of
+ *                 fresh        a new workspace (rlvr_workspace_new + free)
+ *                 snapshot     rlvr_workspace_snapshot of a workspace that
+ *                              edited three files and added one
+ *                 restore      rlvr_workspace_restore of that state into a
+ *                              fresh workspace (the restore alone)
+ *                 new_restore  a new workspace and the restore together
+ *               each with its ratio to `fresh`.
  *   throughput  verifications per second with one worker process per
  *               physical core (each with its own task and pooled enclave),
  *               against the ceiling's rate on as many cores.
@@ -43,6 +54,7 @@
 #include "enclave/fsutil.h"
 #include "enclave/gitrepo.h"
 #include "enclave/verify.h"
+#include "enclave/workspace.h"
 #include "envs/gen.h"
 #include "envs/harness.h"
 
@@ -76,9 +88,19 @@ typedef struct {
     double median_ms, p99_ms, ceiling_ms, ratio;
 } latency_row;
 
+/* One case of the workspace-state part, in seconds. */
+typedef struct {
+    const char *config;
+    int samples;
+    double median_s, p99_s, ratio;
+} state_row;
+
 typedef struct {
     latency_row rows[8];
     int n;
+    state_row states[4];
+    int n_states;
+    int64_t state_bytes, state_files; /* of the state the snapshot rows make */
     double judge_build_ms, judge_build_p99_ms; /* once per task */
     int judge_build_samples;
     double per_s, ceiling_per_s;
@@ -278,17 +300,23 @@ static int judge_build_cost(rlvr_sandbox_host *host, const rlvr_verify_spec *jud
     return rc;
 }
 
-/* A bugfix-c task of the family, verified in command and in judge mode. */
-static int bugfix_cases(rlvr_sandbox_host *host, const char *dir, int samples, double ceil_ms, report *rep) {
-    const char *compiler = access("/usr/bin/tcc", X_OK) == 0 ? "tcc" : "cc";
+/* The compiler bugfix-c tasks are built with here. */
+static const char *bugfix_compiler(void) { return access("/usr/bin/tcc", X_OK) == 0 ? "tcc" : "cc"; }
+
+/* A bugfix-c task of the family (its pool under `dir`). */
+static int bugfix_task(rlvr_task **out, const char *dir) {
     rlvr_task_gen_options o = RLVR_TASK_GEN_OPTIONS_INIT;
     o.family = "bugfix-c";
     o.seed = 1;
-    o.compiler = compiler;
+    o.compiler = bugfix_compiler();
     char pool[PATH_MAX];
     snprintf(pool, sizeof pool, "%s/pool", dir);
-    rlvr_task *t = NULL;
-    RLVR_TRY(rlvr_task_gen_one(&t, &o, 0, pool));
+    return rlvr_task_gen_one(out, &o, 0, pool);
+}
+
+/* The task verified in command and in judge mode. */
+static int bugfix_cases(rlvr_sandbox_host *host, const rlvr_task *t, int samples, double ceil_ms, report *rep) {
+    const char *compiler = bugfix_compiler();
     rlvr_sandbox_limits lim;
     rlvr_sandbox_limits_default(&lim);
     /* the spec the family's tasks get in training and evaluation */
@@ -319,7 +347,104 @@ static int bugfix_cases(rlvr_sandbox_host *host, const char *dir, int samples, d
         fflush(stdout);
     }
     rlvr_harness_verify_views_free(&views);
-    rlvr_task_free(t);
+    return rc;
+}
+
+/* ---- workspace states ------------------------------------------------------------ */
+
+/* A fresh workspace of the task, as the harness makes one. */
+static int task_workspace(rlvr_workspace **out, rlvr_sandbox_host *host, const rlvr_task *t, const char *const *pub) {
+    rlvr_workspace_spec spec = {.version = RLVR_WORKSPACE_SPEC_VERSION, .repo_dir = t->repository_path,
+                                .base_commit = t->base_commit, .public_tests = pub};
+    rlvr_sandbox_limits_default(&spec.limits);
+    return rlvr_workspace_new(out, host, &spec);
+}
+
+/* What the parent workspace changes before its snapshot: three files of the
+ * tree (outside the read-only tests) edited, one added. */
+#define STATE_EDITS                                                                                            \
+    "for f in $(find . -path ./.git -prune -o -path ./tests -prune -o -type f -print | sort | head -3); do " \
+    "echo '/* edited */' >> \"$f\" || exit 1; done; echo note > notes.txt"
+
+static void state_row_set(state_row *r, const char *config, double *t, int samples) {
+    r->config = config;
+    r->samples = samples;
+    r->median_s = percentile(t, samples, 0.5);
+    r->p99_s = percentile(t, samples, 0.99);
+}
+
+/* `samples` of each workspace-state case, all in this run. */
+static int workspace_state_cases(rlvr_sandbox_host *host, const rlvr_task *t, int samples, report *rep) {
+    const char **pub = calloc(t->public_test_files.n + 1, sizeof *pub);
+    double *times[4] = {calloc((size_t)samples, sizeof(double)), calloc((size_t)samples, sizeof(double)),
+                        calloc((size_t)samples, sizeof(double)), calloc((size_t)samples, sizeof(double))};
+    rlvr_workspace *parent = NULL;
+    rlvr_workspace_state *st = NULL;
+    int rc = pub && times[0] && times[1] && times[2] && times[3] ? 0 : RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    for (size_t i = 0; rc == 0 && i < t->public_test_files.n; i++) pub[i] = t->public_test_files.items[i];
+    /* (a) a fresh workspace */
+    for (int i = 0; rc == 0 && i < samples; i++) {
+        rlvr_workspace *ws = NULL;
+        double t0 = rlvr_now();
+        rc = task_workspace(&ws, host, t, pub);
+        rlvr_workspace_free(ws);
+        times[0][i] = rlvr_now() - t0;
+    }
+    /* (b) snapshots of a workspace that changed a few files */
+    if (rc == 0) rc = task_workspace(&parent, host, t, pub);
+    if (rc == 0) {
+        const char *argv[] = {"/bin/sh", "-c", STATE_EDITS, NULL};
+        rlvr_sandbox_cmd cmd = {.version = RLVR_SANDBOX_CMD_VERSION, .argv = argv};
+        rlvr_sandbox_result res;
+        rc = rlvr_sandbox_exec(rlvr_workspace_sandbox(parent), &cmd, &res);
+        if (rc == 0) {
+            if (res.exit_code != 0) rc = RLVR_FAIL(RLVR_ESANDBOX, "the bench's edits in the workspace failed: %s", res.out);
+            rlvr_sandbox_result_free(&res);
+        }
+    }
+    for (int i = 0; rc == 0 && i < samples; i++) {
+        rlvr_workspace_state_free(st);
+        st = NULL;
+        double t0 = rlvr_now();
+        rc = rlvr_workspace_snapshot(parent, &st);
+        times[1][i] = rlvr_now() - t0;
+    }
+    /* (c) the state restored into fresh workspaces */
+    for (int i = 0; rc == 0 && i < samples; i++) {
+        rlvr_workspace *ws = NULL;
+        double t0 = rlvr_now();
+        rc = task_workspace(&ws, host, t, pub);
+        double t1 = rlvr_now();
+        if (rc == 0) rc = rlvr_workspace_restore(ws, st);
+        double t2 = rlvr_now();
+        rlvr_workspace_free(ws);
+        times[2][i] = t2 - t1;
+        times[3][i] = t2 - t0;
+    }
+    if (rc == 0) {
+        rlvr_workspace_state_stats stats;
+        rlvr_workspace_state_stats_of(st, &stats);
+        size_t len;
+        rlvr_workspace_state_bytes(st, &len);
+        rep->state_bytes = (int64_t)len;
+        rep->state_files = stats.files;
+        static const char *const configs[] = {"fresh", "snapshot", "restore", "new_restore"};
+        for (int k = 0; k < 4; k++) state_row_set(&rep->states[k], configs[k], times[k], samples);
+        rep->n_states = 4;
+        for (int k = 0; k < 4; k++) {
+            state_row *r = &rep->states[k];
+            r->ratio = r->median_s / rep->states[0].median_s;
+            printf("{\"bench\":\"enclave\",\"case\":\"workspace_state\",\"config\":\"%s\",\"state_bytes\":%lld,"
+                   "\"state_files\":%lld,\"samples\":%d,\"median_s\":%.4g,\"p99_s\":%.4g,\"ratio\":%.4g,\"quick\":%s}\n",
+                   r->config, (long long)rep->state_bytes, (long long)rep->state_files, r->samples, r->median_s,
+                   r->p99_s, r->ratio, rep->quick ? "true" : "false");
+        }
+        fflush(stdout);
+    }
+    rlvr_workspace_state_free(st);
+    rlvr_workspace_free(parent);
+    for (int k = 0; k < 4; k++) free(times[k]);
+    free(pub);
     return rc;
 }
 
@@ -469,7 +594,11 @@ int rlvr_bench_enclave(const rlvr_bench_options *opt) {
             rep.n++;
         }
     }
-    if (rc == 0) rc = bugfix_cases(overlay, dir, samples, ceil_ms, &rep);
+    rlvr_task *bugfix = NULL;
+    if (rc == 0) rc = bugfix_task(&bugfix, dir);
+    if (rc == 0) rc = bugfix_cases(overlay, bugfix, samples, ceil_ms, &rep);
+    if (rc == 0) rc = workspace_state_cases(overlay, bugfix, opt->quick ? 8 : 50, &rep);
+    rlvr_task_free(bugfix);
     if (rc == 0) rc = throughput(overlay, small, small_commit, rep.workers, rep.seconds, &rep.verifications);
     if (rc == 0) {
         rep.per_s = (double)rep.verifications / rep.seconds;
@@ -492,6 +621,13 @@ int rlvr_bench_enclave(const rlvr_bench_options *opt) {
             printf("cold copy of the %.3g MB repository vs the overlay: %.1fx slower\n", big_mb, copy_vs_overlay);
             printf("judge build, once per task: median %.2f ms, p99 %.2f ms (%d samples)\n", rep.judge_build_ms,
                    rep.judge_build_p99_ms, rep.judge_build_samples);
+            printf("\n%-16s %8s %12s %12s %7s   (state: %lld files, %lld bytes)\n", "workspace state", "samples",
+                   "median ms", "p99 ms", "ratio", (long long)rep.state_files, (long long)rep.state_bytes);
+            for (int i = 0; i < rep.n_states; i++) {
+                const state_row *r = &rep.states[i];
+                printf("%-16s %8d %12.2f %12.2f %7.2f\n", r->config, r->samples, r->median_s * 1e3, r->p99_s * 1e3,
+                       r->ratio);
+            }
             printf("throughput: %.1f verifications/s on %d workers (ceiling %.1f/s, ratio %.2f)\n", rep.per_s,
                    rep.workers, rep.ceiling_per_s, rep.per_s / rep.ceiling_per_s);
             printf("sandbox host: %s\n", rlvr_sandbox_host_describe(overlay));

@@ -70,15 +70,21 @@ typedef struct {
     int64_t stripped; /* symlinks, devices, FIFOs, sockets left out */
 } rlvr_workspace_state_stats;
 
-/* Captures the workspace's current state. RLVR_ELIMIT when the changes
- * exceed RLVR_WORKSPACE_STATE_MAX_BYTES (the caller skips that branch
+/* Captures the workspace's current state (enclave/workspace_state.c; the
+ * same files give the same bytes). RLVR_ELIMIT when the changes exceed
+ * RLVR_WORKSPACE_STATE_MAX_BYTES, archive included, or a path is longer
+ * than an archive carries (4 000 bytes) (the caller skips that branch
  * point); RLVR_ESANDBOX or another negative code when the capture itself
  * failed (infrastructure). */
 #define RLVR_WORKSPACE_STATE_MAX_BYTES ((size_t)16 << 20)
 int rlvr_workspace_snapshot(rlvr_workspace *ws, rlvr_workspace_state **out);
 
 /* Applies `st` to `ws`, a workspace of the same task that no command has
- * written yet. Returns 0, or a negative code (infrastructure). */
+ * written yet (an empty state is a no-op). The archive is checked whole
+ * inside the sandbox before anything is written. Returns 0, or a negative
+ * code: RLVR_ESANDBOX with the path when the state does not fit `ws` (it
+ * touches a read-only path such as the public tests, or deletes a path `ws`
+ * lacks), or the call itself failed (infrastructure). */
 int rlvr_workspace_restore(rlvr_workspace *ws, const rlvr_workspace_state *st);
 
 /* The archive bytes (to send a state to another rank) and a state read back

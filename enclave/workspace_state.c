@@ -259,12 +259,25 @@ static int walk_file(snap_walk *w, const char *wpath, const struct stat *st, con
 
 static int walk_dir(snap_walk *w, char *rel, size_t rel_len, mode_t mode, bool in_lower);
 
+/* `rel` under /work and under the pristine tree. The buffers are static:
+ * the walk recurses once per directory level (a path of 4 000 bytes may
+ * be 2 000 deep), so its frames keep no path buffers; the snapshot runs
+ * alone in its own process. Valid until the next call. */
+static const char *work_path(const char *rel) {
+    static char buf[ABS_CAP];
+    snprintf(buf, sizeof buf, rel[0] ? "/work/%s" : "/work", rel);
+    return buf;
+}
+static const char *lower_path(const char *rel) {
+    static char buf[ABS_CAP];
+    snprintf(buf, sizeof buf, rel[0] ? "/.rlvr/lower/%s" : "/.rlvr/lower", rel);
+    return buf;
+}
+
 /* One name of a directory, in /work (`in_work`), in the pristine tree
  * (`in_lower`) or both: the entries it needs. `rel` is its path. */
 static int walk_name(snap_walk *w, char *rel, size_t rel_len, bool in_work, bool in_lower) {
-    char wpath[ABS_CAP], lpath[ABS_CAP];
-    snprintf(wpath, sizeof wpath, "/work/%s", rel);
-    snprintf(lpath, sizeof lpath, "/.rlvr/lower/%s", rel);
+    const char *wpath = work_path(rel), *lpath = lower_path(rel);
     struct stat ws, ls;
     if (in_work && lstat(wpath, &ws) != 0) return rlvr_error_errno_at(__FILE__, __LINE__, "stat %s", rel);
     if (in_lower && lstat(lpath, &ls) != 0) return rlvr_error_errno_at(__FILE__, __LINE__, "stat %s", rel);
@@ -282,7 +295,7 @@ static int walk_name(snap_walk *w, char *rel, size_t rel_len, bool in_work, bool
         if (wk == NODE_LINK) {
             /* a link of the pristine tree, left alone or pointed elsewhere:
              * a changed one cannot be carried, and goes */
-            char a[PATH_MAX], b[PATH_MAX];
+            static char a[PATH_MAX], b[PATH_MAX];
             ssize_t na = readlink(wpath, a, sizeof a), nb = readlink(lpath, b, sizeof b);
             if (na < 0 || nb < 0) return rlvr_error_errno_at(__FILE__, __LINE__, "readlink %s", rel);
             if (na == nb && memcmp(a, b, (size_t)na) == 0) return 0;
@@ -320,16 +333,13 @@ static int names_of(const char *path, char ***names, size_t *n) {
  * whose mode keeps its owner out is opened up (u+rwx) for the walk below
  * it and given its mode back after. */
 static int walk_dir(snap_walk *w, char *rel, size_t rel_len, mode_t mode, bool in_lower) {
-    char wpath[ABS_CAP], lpath[ABS_CAP];
-    snprintf(wpath, sizeof wpath, rel_len ? "/work/%s" : "/work", rel);
-    snprintf(lpath, sizeof lpath, rel_len ? "/.rlvr/lower/%s" : "/.rlvr/lower", rel);
     bool opened_up = rel_len > 0 && (mode & 0700) != 0700;
-    if (opened_up && chmod(wpath, (mode & 07777) | 0700) != 0)
+    if (opened_up && chmod(work_path(rel), (mode & 07777) | 0700) != 0)
         return rlvr_error_errno_at(__FILE__, __LINE__, "opening up directory %s", rel);
     char **wn = NULL, **ln = NULL;
     size_t nw = 0, nl = 0;
-    int rc = names_of(wpath, &wn, &nw);
-    if (rc == 0 && in_lower) rc = names_of(lpath, &ln, &nl);
+    int rc = names_of(work_path(rel), &wn, &nw);
+    if (rc == 0 && in_lower) rc = names_of(lower_path(rel), &ln, &nl);
     for (size_t i = 0, j = 0; rc == 0 && (i < nw || j < nl);) {
         int c = i == nw ? 1 : j == nl ? -1 : strcmp(wn[i], ln[j]);
         const char *name = c <= 0 ? wn[i] : ln[j];
@@ -348,7 +358,7 @@ static int walk_dir(snap_walk *w, char *rel, size_t rel_len, mode_t mode, bool i
     }
     rlvr_fs_free_names(wn, nw);
     rlvr_fs_free_names(ln, nl);
-    if (opened_up && chmod(wpath, mode & 07777) != 0 && rc == 0)
+    if (opened_up && chmod(work_path(rel), mode & 07777) != 0 && rc == 0)
         rc = rlvr_error_errno_at(__FILE__, __LINE__, "restoring the mode of directory %s", rel);
     return rc;
 }

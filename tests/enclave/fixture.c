@@ -397,3 +397,11 @@ int fixture_count_entries(const char *dir) {
     if (d) closedir(d);
     return n;
 }
+
+int fixture_host(rlvr_sandbox_host **out, bool overlay) {
+    rlvr_sandbox_host_options opt = RLVR_SANDBOX_HOST_OPTIONS_INIT;
+    opt.overlay = overlay;
+    RLVR_TRY(rlvr_sandbox_host_new(out, &opt));
+    printf("sandbox host: %s\n", rlvr_sandbox_host_describe(*out));
+    return 0;
+}

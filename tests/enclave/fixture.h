@@ -22,6 +22,7 @@
 
 #include "enclave/verify.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -86,6 +87,10 @@ int fixture_children(pid_t parent, pid_t *kids, int cap);
 int fixture_count_children(pid_t parent);
 /* Processes whose parent is one of `parent`'s children. */
 int fixture_count_grandchildren(pid_t parent);
+
+/* A sandbox host with overlays (or, with overlay false, copied snapshots);
+ * prints its description. */
+int fixture_host(rlvr_sandbox_host **out, bool overlay);
 
 /* Entries of a directory, hidden ones excepted (e.g. /proc/self/fd). */
 int fixture_count_entries(const char *dir);

@@ -1,7 +1,10 @@
 /* tests/enclave/test_bench_enclave.c — `rlvr bench enclave --quick --json`
  * runs and prints the documented fields with sane values (the bugfix-c
  * rows in command and judge mode and the judge's build among them) (no speed
- * thresholds: the machine is shared). argv[1] is the rlvr binary. */
+ * thresholds: the machine is shared), and the workspace-state rows (a fresh
+ * workspace, a snapshot, a restore, a fresh workspace with the restore),
+ * each with its ratio to the fresh workspace's median. argv[1] is the rlvr
+ * binary. */
 #include "test.h"
 
 #include <stdio.h>
@@ -29,6 +32,9 @@ int main(int argc, char **argv) {
     const char *configs[] = {"overlay_pooled", "overlay_fresh", "overlay_big", "copy_big", "bugfix_command",
                              "bugfix_judge"};
     int seen[6] = {0};
+    const char *state_configs[] = {"fresh", "snapshot", "restore", "new_restore"};
+    int state_seen[4] = {0}, states = 0;
+    double fresh_s = NAN, state_median[4] = {NAN, NAN, NAN, NAN}, state_ratio[4] = {NAN, NAN, NAN, NAN};
     while (fgets(line, sizeof line, p)) {
         CHECK_MSG(line[0] == '{' && strstr(line, "\"bench\":\"enclave\""), "not a JSON line: %s", line);
         CHECK(strstr(line, "\"quick\":true") != NULL);
@@ -51,6 +57,21 @@ int main(int argc, char **argv) {
             CHECK(field(line, "ceiling_per_s") > 0 && field(line, "copy_vs_overlay") > 0);
         } else if (strstr(line, "\"case\":\"host\"")) {
             host++;
+        } else if (strstr(line, "\"case\":\"workspace_state\"")) {
+            states++;
+            double med = field(line, "median_s"), p99 = field(line, "p99_s");
+            CHECK_MSG(med > 0 && p99 >= med && field(line, "samples") >= 5 && field(line, "ratio") > 0,
+                      "bad workspace state line: %s", line);
+            CHECK_MSG(field(line, "state_files") >= 1 && field(line, "state_bytes") > 54, "no state measured: %s", line);
+            for (int i = 0; i < 4; i++) {
+                char c[64];
+                snprintf(c, sizeof c, "\"config\":\"%s\"", state_configs[i]);
+                if (!strstr(line, c)) continue;
+                state_seen[i]++;
+                state_median[i] = med;
+                state_ratio[i] = field(line, "ratio");
+                if (i == 0) fresh_s = med;
+            }
         } else if (strstr(line, "\"case\":\"judge_build\"")) {
             judge_build++;
             double med = field(line, "median_ms"), p99 = field(line, "p99_ms");
@@ -63,5 +84,10 @@ int main(int argc, char **argv) {
     CHECK_MSG(status == 0, "rlvr bench enclave exited with %d", status);
     CHECK(verify == 6 && throughput == 1 && host == 1 && judge_build == 1 && other == 0);
     for (int i = 0; i < 6; i++) CHECK_MSG(seen[i] == 1, "config %s seen %d times", configs[i], seen[i]);
+    CHECK(states == 4);
+    for (int i = 0; i < 4; i++) {
+        CHECK_MSG(state_seen[i] == 1, "workspace state %s seen %d times", state_configs[i], state_seen[i]);
+        CHECK_NEAR(state_ratio[i], state_median[i] / fresh_s, 0.01 * state_median[i] / fresh_s + 1e-3);
+    }
     return test_summary("test_bench_enclave");
 }

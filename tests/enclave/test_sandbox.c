@@ -476,14 +476,11 @@ static void test_prepare(rlvr_sandbox *sb) {
 }
 
 static void scenario(bool overlay) {
-    rlvr_sandbox_host_options opt = RLVR_SANDBOX_HOST_OPTIONS_INIT;
-    opt.overlay = overlay;
-    int rc = rlvr_sandbox_host_new(&host, &opt);
+    int rc = fixture_host(&host, overlay);
     CHECK_MSG(rc == 0, "host: %s", rlvr_error_last());
     if (rc) return;
     CHECK(rlvr_sandbox_host_overlay(host) == overlay);
     CHECK(rlvr_sandbox_host_privileged(host) == (geteuid() == 0));
-    printf("sandbox host: %s\n", rlvr_sandbox_host_describe(host));
     int fds = count_fds();
 
     char private_dir[4096];

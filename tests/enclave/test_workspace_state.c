@@ -272,11 +272,60 @@ static void test_cap(void) {
     rlvr_workspace_free(ws);
 }
 
+/* A tree 300 directories deep is carried; a path over the 4 000 bytes an
+ * archive carries is RLVR_ELIMIT. */
+static void test_depth(void) {
+    rlvr_workspace *ws = new_ws(0);
+    rlvr_workspace *fork = new_ws(0);
+    if (!ws || !fork) {
+        rlvr_workspace_free(ws);
+        rlvr_workspace_free(fork);
+        return;
+    }
+    free(sh(ws, "p=deep; for i in $(seq 300); do p=$p/d; done; mkdir -p $p && echo bottom > $p/f"));
+    rlvr_workspace_state *st = snap(ws);
+    if (st) {
+        rlvr_workspace_state_stats s;
+        rlvr_workspace_state_stats_of(st, &s);
+        CHECK(s.dirs == 301 && s.files == 1);
+        CHECK_OK(rlvr_workspace_restore(fork, st));
+        char *out = sh(fork, "cat deep/$(seq -s/ 300 | sed 's/[0-9]*/d/g')/f");
+        CHECK_MSG(strcmp(out, "bottom\n") == 0, "deep file: %s", out);
+        free(out);
+        CHECK(snapshot_equals(fork, st));
+    }
+    rlvr_workspace_state_free(st);
+    /* 19 names of 210 bytes: 4 008 bytes */
+    free(sh(ws, "n=$(printf '%0210d' 0); p=$n; for i in $(seq 18); do p=$p/$n; done; mkdir -p $p"));
+    st = NULL;
+    int rc = rlvr_workspace_snapshot(ws, &st);
+    CHECK_MSG(rc == RLVR_ELIMIT && !st && strstr(rlvr_error_last(), "longer than"), "rc %d: %s", rc, rlvr_error_last());
+    rlvr_workspace_state_free(st);
+    rlvr_workspace_free(ws);
+    rlvr_workspace_free(fork);
+}
+
 static void expect_format_error(const void *data, size_t len, const char *what, const char *message) {
     rlvr_workspace_state *st = NULL;
     int rc = rlvr_workspace_state_from_bytes(&st, data, len);
     CHECK_MSG(rc == RLVR_EFORMAT && st == NULL, "%s: rc %d", what, rc);
     if (message) CHECK_MSG(strstr(rlvr_error_last(), message), "%s: %s", what, rlvr_error_last());
+    rlvr_workspace_state_free(st);
+}
+
+/* A well-formed state of one entry that the restore into `ws` refuses,
+ * naming `message`. */
+static void refused_entry(rlvr_workspace *ws, char kind, uint32_t mode, const char *path, const char *data,
+                          const char *message) {
+    archive a;
+    ar_start(&a);
+    ar_entry(&a, kind, mode, path, strlen(path), data, strlen(data));
+    ar_end(&a, 0);
+    rlvr_workspace_state *st = NULL;
+    CHECK_OK(rlvr_workspace_state_from_bytes(&st, a.b, a.n));
+    if (!st) return;
+    int rc = rlvr_workspace_restore(ws, st);
+    CHECK_MSG(rc == RLVR_ESANDBOX && strstr(rlvr_error_last(), message), "%s: rc %d: %s", path, rc, rlvr_error_last());
     rlvr_workspace_state_free(st);
 }
 
@@ -371,41 +420,21 @@ static void test_parser(void) {
     rlvr_workspace_state_free(st);
     /* a state touching the public tests (read-only here, so never changed in
      * a parent) is an error, not skipped */
-    archive p;
-    ar_start(&p);
-    ar_entry(&p, 'F', 0644, "tests/public/run.sh", 19, "exit 0\n", 7);
-    ar_end(&p, 0);
-    st = NULL;
-    CHECK_OK(rlvr_workspace_state_from_bytes(&st, p.b, p.n));
-    if (st) {
-        int rc = rlvr_workspace_restore(ws, st);
-        CHECK_MSG(rc == RLVR_ESANDBOX && strstr(rlvr_error_last(), "tests/public/run.sh"), "rc %d: %s", rc,
-                  rlvr_error_last());
-    }
-    rlvr_workspace_state_free(st);
+    refused_entry(ws, 'F', 0644, "tests/public/run.sh", "exit 0\n", "tests/public/run.sh");
     /* a deletion of a path the pristine tree does not have: another task's state */
-    archive x;
-    ar_start(&x);
-    ar_entry(&x, 'X', 0, "no-such-file", 12, "", 0);
-    ar_end(&x, 0);
-    st = NULL;
-    CHECK_OK(rlvr_workspace_state_from_bytes(&st, x.b, x.n));
-    if (st) CHECK(rlvr_workspace_restore(ws, st) == RLVR_ESANDBOX);
-    rlvr_workspace_state_free(st);
+    refused_entry(ws, 'X', 0, "no-such-file", "", "no-such-file");
     rlvr_workspace_free(ws);
 }
 
 static void scenario(bool overlay) {
-    rlvr_sandbox_host_options opt = RLVR_SANDBOX_HOST_OPTIONS_INIT;
-    opt.overlay = overlay;
-    int rc = rlvr_sandbox_host_new(&host, &opt);
+    int rc = fixture_host(&host, overlay);
     CHECK_MSG(rc == 0, "host: %s", rlvr_error_last());
     if (rc) return;
-    printf("sandbox host: %s\n", rlvr_sandbox_host_describe(host));
     test_empty();
     test_changes_and_forks();
     test_stripping();
     test_cap();
+    test_depth();
     test_parser();
     rlvr_sandbox_host_free(host);
     host = NULL;
