@@ -399,10 +399,13 @@ static int start_from_prefix(env *e) {
     const rlvr_harness_prefix *p = e->job->prefix;
     const rlvr_rollout *src = p->record;
     rlvr_rollout *r = &e->job->record;
-    if (!src || p->turn < 1 || p->turn >= src->n_turns)
-        return RLVR_FAIL(RLVR_EINVAL, "task %s: a fork continues before turn 1 .. n_turns − 1 of its parent",
-                         e->job->task->id);
-    int32_t end = src->turns[p->turn].policy_start;
+    int32_t end = p->tokens;
+    bool fits = src && p->turn >= 1 && p->turn <= src->n_turns && end <= src->n_tokens &&
+                end >= src->turns[p->turn - 1].policy_end && end >= src->turns[p->turn - 1].observation_end &&
+                (p->turn == src->n_turns || end == src->turns[p->turn].policy_start);
+    if (!fits)
+        return RLVR_FAIL(RLVR_EINVAL, "task %s: a fork's prefix must end where its parent's turn %d begins",
+                         e->job->task->id, p->turn);
     for (int32_t i = 0; i < end; i++) {
         RLVR_TRY(rlvr_rollout_push_token(r, src->tokens[i], src->logprobs[i], src->entropy[i], src->mask[i]));
         if (src->mask[i] == RLVR_TOKEN_POLICY) {

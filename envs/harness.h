@@ -66,8 +66,8 @@ typedef struct rlvr_harness_job rlvr_harness_job; /* below */
 
 /* Where a continued rollout (a fork of Monte-Carlo credit) starts: the
  * state s_turn of a finished parent rollout, before its policy turn `turn`.
- * The fork's record begins with the parent's tokens [0, turns[turn].
- * policy_start) exactly as recorded (ids, masks, sampling log-probs and
+ * The fork's record begins with the parent's tokens [0, tokens) exactly
+ * as recorded (ids, masks, sampling log-probs and
  * entropies: nothing is re-rendered or re-tokenised) and its turns
  * 0 … turn − 1; their KV rows are prefilled once and forked to the other
  * jobs of the group (the jobs with this same prefix pointer); the budgets
@@ -76,7 +76,9 @@ typedef struct rlvr_harness_job rlvr_harness_job; /* below */
  * `state` restored. Then the policy samples as usual until the end. */
 typedef struct {
     const rlvr_rollout *record;        /* the parent's record (read only; must outlive the run) */
-    int32_t turn;                      /* 1 <= turn < record->n_turns */
+    int32_t turn;                      /* 1 <= turn <= record->n_turns: the fork writes turn `turn` on */
+    int32_t tokens;                    /* the parent's tokens the fork starts with: turns[turn].policy_start
+                                          (all of a record cut there, as a rollout rank receives it) */
     const rlvr_workspace_state *state; /* "tests": the parent's workspace after turn − 1's tool
                                           (rlvr_harness_job.states); NULL: the pristine tree */
 } rlvr_harness_prefix;

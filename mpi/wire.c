@@ -210,6 +210,29 @@ static void pack_work(packer *p, const void *msg, const void *extra, size_t extr
     put_i64(p, w->policy_version);
     put_u64(p, w->seed);
     put_u32(p, w->sample_sequence);
+    put_u32(p, w->capture_tools);
+    put_u64(p, (uint64_t)w->fork_len);
+    put(p, w->fork, (int)w->fork_len, MPI_BYTE, 1);
+}
+
+void rlvr_wire_work_clear(rlvr_work_item *w) {
+    if (!w) return;
+    free(w->fork);
+    w->fork = NULL;
+    w->fork_len = 0;
+}
+
+/* A length-prefixed byte string of the message: *at points into it. */
+static int view_bytes(unpacker *u, const unsigned char **at, size_t *len, const char *field) {
+    uint64_t n;
+    RLVR_TRY(get_u64(u, &n, field));
+    if (n > (uint64_t)(u->len - u->pos))
+        return rlvr_error_set(RLVR_EFORMAT, "%s message truncated: %s of %llu bytes, %lld remain", u->kind, field,
+                              (unsigned long long)n, (long long)(u->len - u->pos));
+    *at = u->data + u->pos;
+    *len = (size_t)n;
+    u->pos += (MPI_Aint)n;
+    return 0;
 }
 
 static int check_work(const rlvr_work_item *w, int code, const char *what) {
@@ -224,6 +247,8 @@ int rlvr_wire_encode_work(rlvr_wire_buf *out, const rlvr_work_item *w) {
     if (!out || !w) return rlvr_error_set(RLVR_EINVAL, "rlvr_wire_encode_work: NULL argument");
     RLVR_TRY(check_task_id(w->task_id, "work item"));
     RLVR_TRY(check_work(w, RLVR_EINVAL, "work item"));
+    if (w->fork_len > (size_t)INT_MAX || (w->fork_len && !w->fork))
+        return rlvr_error_set(RLVR_EINVAL, "work item: fork of %zu bytes without data, or too large", w->fork_len);
     return encode(out, pack_work, w, NULL, 0);
 }
 
@@ -240,8 +265,19 @@ int rlvr_wire_decode_work(rlvr_work_item *out, const void *data, size_t len) {
     RLVR_TRY(get_i64(&u, &out->policy_version, "policy_version"));
     RLVR_TRY(get_u64(&u, &out->seed, "seed"));
     RLVR_TRY(get_u32(&u, &out->sample_sequence, "sample_sequence"));
+    RLVR_TRY(get_u32(&u, &out->capture_tools, "capture_tools"));
+    const unsigned char *fork = NULL;
+    size_t fork_len = 0;
+    RLVR_TRY(view_bytes(&u, &fork, &fork_len, "fork"));
     RLVR_TRY(close_message(&u));
-    return check_work(out, RLVR_EFORMAT, "work message");
+    RLVR_TRY(check_work(out, RLVR_EFORMAT, "work message"));
+    if (fork_len > 0) {
+        out->fork = malloc(fork_len);
+        if (!out->fork) return RLVR_FAIL(RLVR_ENOMEM, "out of memory for a fork of %zu bytes", fork_len);
+        memcpy(out->fork, fork, fork_len);
+        out->fork_len = fork_len;
+    }
+    return 0;
 }
 
 /* ---- rollout record ----------------------------------------------------- */
@@ -301,6 +337,8 @@ static void pack_record(packer *p, const void *msg, const void *patch, size_t pa
     put_i32(p, job->calls_parsed);
     put(p, &job->public_tests_changed, 1, MPI_BYTE, 1);
     put_i32(p, job->patch_reason);
+    put_u64(p, (uint64_t)job->credit_len);
+    put(p, job->credit, (int)job->credit_len, MPI_BYTE, 1);
 
     put_u64(p, (uint64_t)patch_len);
     put(p, patch, (int)patch_len, MPI_BYTE, 1);
@@ -358,6 +396,9 @@ int rlvr_wire_encode_job_record(rlvr_wire_buf *out, const rlvr_rollout *r, const
     if (!out || !r) return rlvr_error_set(RLVR_EINVAL, "rlvr_wire_encode_record: NULL argument");
     RLVR_TRY(check_job_info(job, RLVR_EINVAL, "rollout record"));
     if (patch_len && !patch) return rlvr_error_set(RLVR_EINVAL, "rlvr_wire_encode_record: patch is NULL");
+    if (job->credit_len > (size_t)INT_MAX || (job->credit_len && !job->credit))
+        return rlvr_error_set(RLVR_EINVAL, "rlvr_wire_encode_record: credit of %zu bytes without data, or too large",
+                              job->credit_len);
     if (patch_len > (size_t)INT_MAX)
         return rlvr_error_set(RLVR_ELIMIT, "patch of %zu bytes is larger than one message can carry", patch_len);
     RLVR_TRY(check_task_id(r->task_id, "rollout record"));
@@ -488,6 +529,7 @@ int rlvr_wire_decode_job_record(rlvr_rollout *r, rlvr_wire_job_info *job, rlvr_w
     RLVR_TRY(get_i32(&u, &info.calls_parsed, "calls_parsed"));
     RLVR_TRY(get(&u, &info.public_tests_changed, 1, MPI_BYTE, 1, "public_tests_changed"));
     RLVR_TRY(get_i32(&u, &info.patch_reason, "patch_reason"));
+    RLVR_TRY(view_bytes(&u, &info.credit, &info.credit_len, "credit"));
     RLVR_TRY(check_job_info(&info, RLVR_EFORMAT, "record message"));
     if (job) *job = info;
 

@@ -26,7 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RLVR_WIRE_VERSION 4u
+#define RLVR_WIRE_VERSION 5u
 
 typedef enum {
     RLVR_MSG_ANY = 0, /* for receive filters only; never encoded */
@@ -56,7 +56,17 @@ typedef struct {
     int64_t policy_version;   /* leader's policy version when it handed the work out */
     uint64_t seed;            /* run seed */
     uint32_t sample_sequence; /* Philox sequence of rollout 0; rollout i uses sample_sequence + i */
+    uint32_t capture_tools;   /* Monte-Carlo credit: tools after whose calls the workspace is snapshotted */
+    /* Monte-Carlo credit: a fork group's start (the parent's prefix and
+     * workspace state, encoded by train/; opaque here). Encoding reads
+     * fork_len bytes at fork; a decoded item owns a copy (free it with
+     * rlvr_wire_work_clear). fork_len 0: the group starts from the prompt. */
+    unsigned char *fork;
+    size_t fork_len;
 } rlvr_work_item;
+
+/* Frees a decoded work item's copy of its fork bytes. */
+void rlvr_wire_work_clear(rlvr_work_item *w);
 
 /* Verifier rank → leader: only the verdict, never test names or output. */
 typedef struct {
@@ -116,6 +126,12 @@ typedef struct {
     int32_t calls, calls_parsed;  /* tool calls written, and those that parsed (0 <= parsed <= calls) */
     uint8_t public_tests_changed; /* 0/1: the diff gate saw changed public tests (the rollout is dropped) */
     int32_t patch_reason;         /* 0, or the enclave reason the patch could not leave the workspace */
+    /* Monte-Carlo credit: what the job captured (workspace states) and a
+     * fork's prefix count, encoded by train/ (opaque here). Encoding reads
+     * credit_len bytes at credit; decoding points credit into the message's
+     * own bytes (valid while they are). */
+    const unsigned char *credit;
+    size_t credit_len;
 } rlvr_wire_job_info;
 
 /* The record with its job info; `job` NULL sends zeros. The decoder fills

@@ -112,6 +112,7 @@ int rlvr_credit_plan(rlvr_credit_forks *out, const rlvr_harness_job *parents, co
             br->first_fork = (f.n_branches - 1) * f.K;
             br->prefix.record = &parents[i].record;
             br->prefix.turn = turns[b];
+            br->prefix.tokens = parents[i].record.turns[turns[b]].policy_start;
             state_before(&parents[i], turns[b], &br->prefix.state);
         }
     }

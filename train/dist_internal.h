@@ -109,6 +109,20 @@ typedef struct {
     int n_part_recs, cap_part_recs;
 } rlvr_dist_dp;
 
+/* The update batch as bytes in p's buffer (the broadcast's payload), and
+ * back: views into that buffer (recs[i] and tok_adv[i] point into it;
+ * free the view's arrays with rlvr_dist_dp_view_free). */
+typedef struct {
+    rlvr_update_batch b;
+    rlvr_rollout *recs;
+    const rlvr_rollout **ptrs;
+    const float **tok_adv; /* Monte-Carlo credit: per-token advantages; else NULL */
+} rlvr_dist_dp_view;
+
+int rlvr_dist_dp_encode_update(rlvr_dist_dp *p, const rlvr_update_batch *b);
+int rlvr_dist_dp_decode_update(rlvr_dist_dp *p, rlvr_dist_dp_view *v);
+void rlvr_dist_dp_view_free(rlvr_dist_dp_view *v);
+
 /* The trainer's data-parallel hooks (rlvr_trainer_set_dp) over p. */
 void rlvr_dist_dp_set(rlvr_dist_dp *p, rlvr_trainer *t);
 /* The leader's weights, AdamW moments and KL reference to every trainer

@@ -40,7 +40,7 @@ static size_t update_bytes(int64_t n, int64_t T, bool tok_adv) {
            (size_t)T * (sizeof(int32_t) + sizeof(float) + 1 + (tok_adv ? sizeof(float) : 0));
 }
 
-static int encode_update(rlvr_dist_dp *ps, const rlvr_update_batch *b) {
+int rlvr_dist_dp_encode_update(rlvr_dist_dp *ps, const rlvr_update_batch *b) {
     int64_t T = 0;
     for (int i = 0; i < b->n; i++) T += b->recs[i]->n_tokens;
     ps->update_len = update_bytes(b->n, T, b->tok_adv != NULL);
@@ -76,15 +76,12 @@ static int encode_update(rlvr_dist_dp *ps, const rlvr_update_batch *b) {
     return 0;
 }
 
-/* Views into ps->update_buf: recs[i] points into it (not to be freed). */
-typedef struct {
-    rlvr_update_batch b;
-    rlvr_rollout *recs;
-    const rlvr_rollout **ptrs;
-    const float **tok_adv; /* Monte-Carlo credit: views into the buffer; else NULL */
-} update_view;
+void rlvr_dist_dp_view_free(rlvr_dist_dp_view *v) {
+    free(v->recs), free(v->ptrs), free(v->tok_adv);
+    memset(v, 0, sizeof *v);
+}
 
-static int decode_update(rlvr_dist_dp *ps, update_view *v) {
+int rlvr_dist_dp_decode_update(rlvr_dist_dp *ps, rlvr_dist_dp_view *v) {
     double head[UPDATE_HEAD];
     memcpy(head, ps->update_buf, sizeof head);
     int n = (int)head[8];
@@ -223,7 +220,7 @@ static int dp_share(void *ctx, const rlvr_update_batch *b) {
     dist *d = ps->d;
     for (int i = 1; i < d->roles.layout.trainer; i++)
         RLVR_TRY(rlvr_dist_send_control(d, rlvr_dist_world_rank(d, RLVR_ROLE_TRAINER, i), RLVR_CONTROL_UPDATE, b->step, b->n));
-    RLVR_TRY(encode_update(ps, b));
+    RLVR_TRY(rlvr_dist_dp_encode_update(ps, b));
     RLVR_TRY(bcast_update(ps, true));
     return d->run->io.shards ? send_parts(ps, b) : 0;
 }
@@ -317,7 +314,7 @@ int rlvr_dist_dp_bcast_state(rlvr_dist_dp *ps, rlvr_trainer *t) {
 
 /* [shards] write: this rank's part as whole records in place of the
  * broadcast's views, which hold what the gradient needs and nothing else. */
-static int take_part(rlvr_dist_dp *ps, update_view *v) {
+static int take_part(rlvr_dist_dp *ps, rlvr_dist_dp_view *v) {
     dist *d = ps->d;
     int lo = 0, hi = 0;
     rlvr_update_part(&v->b, d->roles.role_rank, d->roles.role_size, &lo, &hi);
@@ -343,12 +340,12 @@ static int take_part(rlvr_dist_dp *ps, update_view *v) {
 int rlvr_dist_dp_receive_update(rlvr_dist_dp *ps, rlvr_trainer *replica) {
     dist *d = ps->d;
     RLVR_TRY(bcast_update(ps, false));
-    update_view v = {0};
+    rlvr_dist_dp_view v = {0};
     step_stats s = {0};
-    int rc = decode_update(ps, &v);
+    int rc = rlvr_dist_dp_decode_update(ps, &v);
     if (rc == 0 && d->run->io.shards) rc = take_part(ps, &v);
     if (rc == 0) rc = rlvr_trainer_apply(replica, &v.b, &s);
-    free(v.recs), free(v.ptrs), free(v.tok_adv);
+    rlvr_dist_dp_view_free(&v);
     return rc;
 }
 

@@ -26,6 +26,7 @@
 #include "core/sys.h"
 #include "io/checkpoint.h"
 #include "mpi/layout.h"
+#include "train/credit_wire.h"
 #include "train/dist_internal.h"
 
 #include <mpi.h>
@@ -59,28 +60,44 @@ typedef struct {
 } round_state;
 
 
-/* Hands out the round's jobs as work items: one per group of consecutive
- * jobs with one task, one step and consecutive sequences; group g goes to
- * rollout rank g mod R, and its id is the run index of its first job. */
+/* Jobs next.. that one work item carries: one task, one step, consecutive
+ * sequences, and (Monte-Carlo credit) one fork start and capture mask. */
+static int work_group(const rlvr_harness_job *jobs, const size_t *pool_index, int i, int n) {
+    int k = i + 1;
+    while (k < n && jobs[k].task == jobs[i].task && jobs[k].step == jobs[i].step &&
+           jobs[k].sequence == jobs[k - 1].sequence + 1 && pool_index[k] == pool_index[i] &&
+           jobs[k].prefix == jobs[i].prefix && jobs[k].capture_tools == jobs[i].capture_tools)
+        k++;
+    return k;
+}
+
+/* Hands out the round's jobs as work items (work_group); group g goes to
+ * rollout rank g mod R, and its id is the run index of its first job. A
+ * fork group's item carries its prefix and workspace state. */
 static int hand_out(leader *l, round_state *rs, const size_t *pool_index) {
     dist *d = l->d;
     const rlvr_harness_job *jobs = rs->jobs;
-    for (int i = 0, g = 0; i < rs->n; g++) {
-        int k = i + 1;
-        while (k < rs->n && jobs[k].task == jobs[i].task && jobs[k].step == jobs[i].step &&
-               jobs[k].sequence == jobs[k - 1].sequence + 1 && pool_index[k] == pool_index[i])
-            k++;
+    rlvr_wire_buf fork = {0}, scratch = {0};
+    int rc = 0;
+    for (int i = 0, g = 0; rc == 0 && i < rs->n; g++) {
+        int k = work_group(jobs, pool_index, i, rs->n);
         rlvr_work_item w = {.task_index = (int64_t)pool_index[i], .group_id = rs->base + i, .group_size = k - i,
                             .step = jobs[i].step, .policy_version = rs->version, .seed = d->run->sampler.seed,
-                            .sample_sequence = jobs[i].sequence};
+                            .sample_sequence = jobs[i].sequence, .capture_tools = jobs[i].capture_tools};
         snprintf(w.task_id, sizeof w.task_id, "%s", jobs[i].task->id);
+        if (jobs[i].prefix) {
+            rc = rlvr_credit_encode_fork(&fork, &scratch, jobs[i].prefix);
+            w.fork = fork.data, w.fork_len = fork.len;
+        }
         int dest = rlvr_dist_world_rank(d, RLVR_ROLE_ROLLOUT, g % d->roles.layout.rollout);
         for (int j = i; j < k; j++) rs->rollout[j] = dest;
-        RLVR_TRY(rlvr_wire_encode_work(&d->out, &w));
-        RLVR_TRY(rlvr_dist_send_out(d, dest, RLVR_MSG_WORK));
+        if (rc == 0) rc = rlvr_wire_encode_work(&d->out, &w);
+        if (rc == 0) rc = rlvr_dist_send_out(d, dest, RLVR_MSG_WORK);
         i = k;
     }
-    return 0;
+    rlvr_wire_buf_free(&fork);
+    rlvr_wire_buf_free(&scratch);
+    return rc;
 }
 
 /* The error when results stop coming: what is missing, from which ranks. */
@@ -140,6 +157,8 @@ static int take_record(leader *l, round_state *rs) {
     job->record.group_id = 0, job->record.rollout_index = 0; /* as the harness leaves them */
     job->calls = info.calls, job->calls_parsed = info.calls_parsed;
     job->public_tests_changed = info.public_tests_changed, job->patch_reason = info.patch_reason;
+    int rc = rlvr_credit_decode_job(job, info.credit, info.credit_len);
+    if (rc < 0) return rlvr_error_wrap(rc, "world rank %d, the record of task %s", d->msg.source, job->task->id);
     rs->have[j] |= 1;
     return 0;
 }

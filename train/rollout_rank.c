@@ -13,6 +13,7 @@
 #include "core/sys.h"
 #include "envs/harness.h"
 #include "policy/sampler.h"
+#include "train/credit_wire.h"
 #include "train/dist_internal.h"
 
 #include <mpi.h>
@@ -42,6 +43,8 @@ typedef struct {
     held_job *held; /* async mode */
     int n_held, cap_held;
     const rlvr_train_simulation *sim; /* benchmarks: environment delays; NULL: none */
+    rlvr_credit_fork_start *starts;   /* (cap_items) Monte-Carlo credit: item i's fork start, if it has one */
+    rlvr_wire_buf credit;             /* a record's credit bytes */
 } roller;
 
 /* The leader said VERSION v: take part in the broadcast and use the weights. */
@@ -79,7 +82,11 @@ static int roll_add_item(roller *ro, const rlvr_mpi_msg *m) {
         int cap = ro->cap_items ? 2 * ro->cap_items : 16;
         rlvr_work_item *p = realloc(ro->items, (size_t)cap * sizeof *p);
         if (!p) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
-        ro->items = p, ro->cap_items = cap;
+        ro->items = p;
+        rlvr_credit_fork_start *st = realloc(ro->starts, (size_t)cap * sizeof *st);
+        if (!st) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+        memset(st + ro->cap_items, 0, (size_t)(cap - ro->cap_items) * sizeof *st);
+        ro->starts = st, ro->cap_items = cap;
     }
     RLVR_TRY(rlvr_wire_decode_work(&ro->items[ro->n_items], m->body.data, m->body.len));
     ro->n_items++;
@@ -100,6 +107,9 @@ static int check_items(const dist *d, const roller *ro, int count, int *n_jobs) 
             return rlvr_error_set(RLVR_EFORMAT, "work item for task %s (pool index %lld, seed %llu) does not match "
                                                 "this rank's pool and seed: do all ranks read the same run?",
                                   w->task_id, (long long)w->task_index, (unsigned long long)w->seed);
+        if (d->async && (w->fork_len > 0 || w->capture_tools))
+            return rlvr_error_set(RLVR_ESTATE, "work item for task %s: bounded-async mode runs no Monte-Carlo forks",
+                                  w->task_id);
         if (!d->async && w->policy_version != ro->version)
             return rlvr_error_set(RLVR_ESTATE, "work item for weights version %lld, this rank holds %lld",
                                   (long long)w->policy_version, (long long)ro->version);
@@ -109,7 +119,8 @@ static int check_items(const dist *d, const roller *ro, int count, int *n_jobs) 
     return 0;
 }
 
-/* ro->jobs[0..n) = the rollouts of work items [0, count), zeroed and keyed. */
+/* ro->jobs[0..n) = the rollouts of work items [0, count), zeroed and keyed;
+ * a fork group's jobs start from its decoded prefix and workspace state. */
 static int prepare_jobs(const dist *d, roller *ro, int count, int n) {
     if (n > ro->cap_jobs) {
         rlvr_harness_job *p = realloc(ro->jobs, (size_t)n * sizeof *p);
@@ -117,25 +128,44 @@ static int prepare_jobs(const dist *d, roller *ro, int count, int n) {
         ro->jobs = p, ro->cap_jobs = n;
     }
     memset(ro->jobs, 0, (size_t)n * sizeof *ro->jobs);
-    for (int i = 0, j = 0; i < count; i++)
-        for (int k = 0; k < ro->items[i].group_size; k++, j++) {
-            ro->jobs[j].task = rlvr_task_pool_get(d->run->pool, (size_t)ro->items[i].task_index);
-            ro->jobs[j].step = (uint32_t)ro->items[i].step;
-            ro->jobs[j].sequence = ro->items[i].sample_sequence + (uint32_t)k;
+    for (int i = 0, j = 0; i < count; i++) {
+        const rlvr_work_item *w = &ro->items[i];
+        if (w->fork_len > 0) {
+            int rc = rlvr_credit_decode_fork(&ro->starts[i], w->fork, w->fork_len);
+            if (rc < 0) return rlvr_error_wrap(rc, "work item of task %s", w->task_id);
         }
+        for (int k = 0; k < w->group_size; k++, j++) {
+            ro->jobs[j].task = rlvr_task_pool_get(d->run->pool, (size_t)w->task_index);
+            ro->jobs[j].step = (uint32_t)w->step;
+            ro->jobs[j].sequence = w->sample_sequence + (uint32_t)k;
+            ro->jobs[j].capture_tools = w->capture_tools;
+            ro->jobs[j].prefix = w->fork_len > 0 ? &ro->starts[i].prefix : NULL;
+        }
+    }
     return 0;
 }
 
-/* Rollout k of work item w: the record to the leader, the record with its
- * patch to its verifier rank. */
-static int send_job(dist *d, rlvr_harness_job *job, const rlvr_work_item *w, int k, int64_t version) {
+/* Work items [0, count) are done: their fork bytes and starts go. */
+static void items_done(roller *ro, int count) {
+    for (int i = 0; i < count; i++) {
+        rlvr_wire_work_clear(&ro->items[i]);
+        rlvr_credit_fork_start_free(&ro->starts[i]);
+    }
+}
+
+/* Rollout k of work item w: the record (with Monte-Carlo credit's bytes) to
+ * the leader, the record with its patch to its verifier rank. */
+static int send_job(dist *d, roller *ro, rlvr_harness_job *job, const rlvr_work_item *w, int k, int64_t version) {
     job->record.group_id = w->group_id;
     job->record.rollout_index = k;
     job->record.policy_version = version;
     rlvr_wire_job_info info = {w->task_index, job->calls, job->calls_parsed, (uint8_t)job->public_tests_changed,
-                               job->patch_reason};
+                               job->patch_reason, NULL, 0};
+    RLVR_TRY(rlvr_credit_encode_job(&ro->credit, job));
+    info.credit = ro->credit.data, info.credit_len = ro->credit.len;
     RLVR_TRY(rlvr_wire_encode_job_record(&d->out, &job->record, &info, NULL, 0));
     RLVR_TRY(rlvr_dist_send_out(d, RLVR_MPI_LEADER, RLVR_MSG_RECORD));
+    info.credit = NULL, info.credit_len = 0; /* the verifier needs the patch, not the states */
     RLVR_TRY(rlvr_wire_encode_job_record(&d->out, &job->record, &info, job->patch, job->patch_len));
     return rlvr_dist_send_out(d, rlvr_dist_verifier_of(d, w->group_id + k), RLVR_MSG_RECORD);
 }
@@ -155,7 +185,7 @@ static int send_delayed(dist *d, roller *ro, int n) {
             if (item[j] >= 0 && (next < 0 || due[j] < due[next])) next = j;
         double wait = due[next] - rlvr_now();
         if (wait > 0) rlvr_dist_sleep_us((long)(wait * 1e6));
-        rc = send_job(d, &ro->jobs[next], &ro->items[item[next]], index[next], ro->version);
+        rc = send_job(d, ro, &ro->jobs[next], &ro->items[item[next]], index[next], ro->version);
         item[next] = -1;
     }
     free(due), free(item), free(index);
@@ -166,19 +196,24 @@ static int send_delayed(dist *d, roller *ro, int n) {
 static int roll_work(dist *d, roller *ro) {
     const rlvr_run *r = d->run;
     int n = 0;
-    RLVR_TRY(check_items(d, ro, ro->n_items, &n));
-    RLVR_TRY(prepare_jobs(d, ro, ro->n_items, n));
-    int rc = rlvr_harness_run(ro->sampler, r->tok, &r->harness, ro->jobs, n);
+    int rc = check_items(d, ro, ro->n_items, &n);
+    if (rc == 0) rc = prepare_jobs(d, ro, ro->n_items, n);
+    if (rc < 0) {
+        items_done(ro, ro->n_items);
+        return rc;
+    }
+    rc = rlvr_harness_run(ro->sampler, r->tok, &r->harness, ro->jobs, n);
     if (rc == 0 && ro->sim) {
         rc = send_delayed(d, ro, n);
     } else {
         for (int i = 0, j = 0; i < ro->n_items; i++)
             for (int k = 0; k < ro->items[i].group_size; k++, j++) {
                 if (rc < 0) break;
-                rc = send_job(d, &ro->jobs[j], &ro->items[i], k, ro->version);
+                rc = send_job(d, ro, &ro->jobs[j], &ro->items[i], k, ro->version);
             }
     }
     for (int j = 0; j < n; j++) rlvr_harness_job_clear(&ro->jobs[j]);
+    items_done(ro, ro->n_items);
     ro->n_items = 0;
     return rc;
 }
@@ -296,7 +331,7 @@ static int send_due(dist *d, roller *ro) {
     for (int i = 0; i < ro->n_held; i++) {
         held_job *h = &ro->held[i];
         if (rc == 0 && h->due <= now) {
-            rc = send_job(d, &h->job, &h->item, h->index, h->version);
+            rc = send_job(d, ro, &h->job, &h->item, h->index, h->version);
             rlvr_harness_job_clear(&h->job);
         } else {
             ro->held[kept++] = *h;
@@ -373,8 +408,11 @@ int rlvr_dist_roll(dist *d, const rlvr_train_simulation *sim) {
     free(ro.held);
     rlvr_sampler_free(ro.sampler);
     rlvr_model_free(ro.model);
+    items_done(&ro, ro.n_items);
     free(ro.items);
+    free(ro.starts);
     free(ro.jobs);
+    rlvr_wire_buf_free(&ro.credit);
     if (all) return rlvr_dist_setup_failed(d, all);
     return stop_step < r->stop_step ? 1 : 0;
 }

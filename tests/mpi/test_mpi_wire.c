@@ -101,13 +101,13 @@ static void test_work(void) {
     snprintf(w.task_id, sizeof w.task_id, "arith/000913");
     rlvr_wire_buf buf = {0};
     CHECK_OK(rlvr_wire_encode_work(&buf, &w));
-    /* header: format version 4 then kind 1 (work), big-endian */
-    const unsigned char head[8] = {0, 0, 0, 4, 0, 0, 0, 1};
+    /* header: format version 5 then kind 1 (work), big-endian */
+    const unsigned char head[8] = {0, 0, 0, 5, 0, 0, 0, 1};
     CHECK(buf.len > 8 && memcmp(buf.data, head, 8) == 0);
     /* then the task id: uint32 length 12, big-endian, and its bytes */
     const unsigned char len12[4] = {0, 0, 0, 12};
     CHECK(memcmp(buf.data + 8, len12, 4) == 0 && memcmp(buf.data + 12, "arith/000913", 12) == 0);
-    CHECK(buf.len == 8 + 4 + 12 + 8 + 8 + 4 + 8 + 8 + 8 + 4);
+    CHECK(buf.len == 8 + 4 + 12 + 8 + 8 + 4 + 8 + 8 + 8 + 4 + 4 + 8);
     rlvr_msg_kind kind = RLVR_MSG_ANY;
     CHECK_OK(rlvr_wire_peek(buf.data, buf.len, &kind));
     CHECK(kind == RLVR_MSG_WORK);
@@ -115,6 +115,23 @@ static void test_work(void) {
     rlvr_work_item back;
     CHECK_OK(rlvr_wire_decode_work(&back, buf.data, buf.len));
     CHECK(memcmp(&w, &back, sizeof w) == 0);
+
+    /* a fork group's bytes and the capture mask ride along; the decoded item owns a copy */
+    unsigned char fork[5] = {1, 0, 2, 0xff, 3};
+    rlvr_work_item wf = w;
+    wf.capture_tools = 0x28;
+    wf.fork = fork, wf.fork_len = sizeof fork;
+    CHECK_OK(rlvr_wire_encode_work(&buf, &wf));
+    CHECK(buf.len == 8 + 4 + 12 + 8 + 8 + 4 + 8 + 8 + 8 + 4 + 4 + 8 + 5);
+    CHECK_OK(rlvr_wire_decode_work(&back, buf.data, buf.len));
+    CHECK(back.capture_tools == 0x28 && back.fork_len == 5 && back.fork != fork &&
+          memcmp(back.fork, fork, 5) == 0);
+    rlvr_wire_work_clear(&back);
+    CHECK(back.fork == NULL && back.fork_len == 0);
+    for (size_t cut = 1; cut < 6; cut++) /* a fork cut short is refused */
+        CHECK(rlvr_wire_decode_work(&back, buf.data, buf.len - cut) == RLVR_EFORMAT);
+    wf.fork = NULL; /* bytes promised, none given */
+    CHECK(rlvr_wire_encode_work(&buf, &wf) == RLVR_EINVAL);
 
     /* invalid items are refused at the sender */
     rlvr_work_item bad = w;
@@ -165,6 +182,19 @@ static void test_record_round_trip(void) {
     CHECK(records_equal(&small, &back) && info_back.task_index == 913 && info_back.calls == 5 &&
           info_back.calls_parsed == 3 && info_back.public_tests_changed == 1 && info_back.patch_reason == 12);
     CHECK(got_patch.len == 1 && got_patch.data[0] == 'p');
+    CHECK(info_back.credit_len == 0);
+    /* credit bytes: the decoder points into the message */
+    const unsigned char credit[3] = {9, 8, 7};
+    rlvr_wire_job_info with_credit = info;
+    with_credit.credit = credit, with_credit.credit_len = 3;
+    CHECK_OK(rlvr_wire_encode_job_record(&buf2, &small, &with_credit, "p", 1));
+    CHECK_OK(rlvr_wire_decode_job_record(&back, &info_back, &got_patch, buf2.data, buf2.len));
+    CHECK(info_back.credit_len == 3 && memcmp(info_back.credit, credit, 3) == 0 &&
+          info_back.credit > buf2.data && info_back.credit < buf2.data + buf2.len);
+    CHECK(got_patch.len == 1 && got_patch.data[0] == 'p');
+    with_credit.credit = NULL;
+    CHECK(rlvr_wire_encode_job_record(&buf2, &small, &with_credit, NULL, 0) == RLVR_EINVAL);
+    CHECK_OK(rlvr_wire_encode_job_record(&buf2, &small, &info, "p", 1));
     CHECK_OK(rlvr_wire_decode_record(&back, NULL, buf2.data, buf2.len));
     CHECK_OK(rlvr_wire_encode_record(&buf2, &small, NULL, 0));
     CHECK_OK(rlvr_wire_decode_job_record(&back, &info_back, NULL, buf2.data, buf2.len));
