@@ -199,8 +199,9 @@ int rlvr_harness_render_prompt(rlvr_token_buf *out, const rlvr_tokenizer *tok, c
  * 0..kv_slots-1 (their contents are replaced). The sampler's stop tokens are
  * set to the template's (<|end_of_turn|>, <|eos|>).
  *
- * Group prefix sharing: consecutive jobs with the same task and step are a
- * group (GRPO's G rollouts of one prompt). Queued jobs take free slots in
+ * Group prefix sharing: consecutive jobs with the same task, step and
+ * prefix are a group (GRPO's G rollouts of one prompt; the K forks of one
+ * branch point). Queued jobs take free slots in
  * order, a group at a time and only once all of it fits (a group larger
  * than the cache: once every slot is free), so a group starts together: its
  * first rollout prefills the prompt and the others get it by

@@ -27,7 +27,9 @@
  *   4. the tokens the forks generate, over the parents' policy tokens,
  *      equal rlvr plan's prediction K·L·points·T/2 ÷ T·L within 10 %;
  *   5. the forks' records do not depend on how many sampler slots run them
- *      (prefix sharing) and the whole computation repeats bit for bit. */
+ *      (prefix sharing) and the whole computation repeats bit for bit;
+ *   6. the harness refuses a prefix that does not end where a turn of its
+ *      parent begins, and a fork that would capture states. */
 #include "core/rng.h"
 #include "envs/demo.h"
 #include "envs/harness.h"
@@ -319,6 +321,35 @@ static void check_cost(const mc_run *m, const coin *c) {
     CHECK(fabs(measured - predicted) <= 0.10 * predicted);
 }
 
+/* Forks the harness refuses: a prefix outside its parent, or one that
+ * would capture states. */
+static void check_refusals(const mc_run *m, const rlvr_task *task, const rlvr_model *model) {
+    rlvr_harness_options opt;
+    rlvr_harness_options_default(&opt);
+    rlvr_sandbox_host *host = NULL;
+    rlvr_sandbox_host_options ho = RLVR_SANDBOX_HOST_OPTIONS_INIT;
+    CHECK_OK(rlvr_sandbox_host_new(&host, &ho));
+    opt.host = host;
+    rlvr_sampler *s = sampler_with(model, 1);
+    const rlvr_rollout *parent = &m->parents[0].record;
+    rlvr_harness_prefix bad[] = {
+        {.record = parent, .turn = 0, .tokens = parent->prompt_tokens},                          /* before turn 1 */
+        {.record = parent, .turn = 2, .tokens = parent->turns[2].policy_start + 1},              /* mid-turn */
+        {.record = parent, .turn = parent->n_turns + 1, .tokens = parent->n_tokens},             /* past the end */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        rlvr_harness_job j = {.task = task, .step = 1, .prefix = &bad[i]};
+        CHECK(rlvr_harness_run(s, tok, &opt, &j, 1) == RLVR_EINVAL);
+        rlvr_harness_job_clear(&j);
+    }
+    rlvr_harness_prefix good = {.record = parent, .turn = 1, .tokens = parent->turns[1].policy_start};
+    rlvr_harness_job j = {.task = task, .step = 1, .prefix = &good, .capture_tools = 1u << RLVR_TOOL_RUN};
+    CHECK(rlvr_harness_run(s, tok, &opt, &j, 1) == RLVR_EINVAL);
+    rlvr_harness_job_clear(&j);
+    rlvr_sampler_free(s);
+    rlvr_sandbox_host_free(host);
+}
+
 /* 5: the same forks with one sampler slot: identical records. */
 static void check_same(const mc_run *a, const mc_run *b) {
     CHECK(a->forks.n_forks == b->forks.n_forks);
@@ -359,6 +390,7 @@ int main(void) {
         check_values(&a);
         check_advantages(&a);
         check_cost(&a, &c);
+        check_refusals(&a, task, model);
         run_mc(&b, task, &c, host, model, 1, vt);
         check_same(&a, &b);
         mc_run_free(&a);
