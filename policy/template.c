@@ -69,6 +69,7 @@ static int push_special(rlvr_token_buf *b, const rlvr_tokenizer *t, rlvr_special
 
 /* Encodes text straight into the buffer with one mask. */
 int rlvr_template_push_text(rlvr_token_buf *b, const rlvr_tokenizer *t, const char *text, size_t len, uint8_t mask) {
+    if (len == 0) return 0; /* nothing to encode; an empty buffer has no arrays to write into */
     int32_t n;
     RLVR_TRY(rlvr_tokenizer_encode(t, text, len, NULL, 0, &n));
     RLVR_TRY(rlvr_token_buf_reserve(b, n));
