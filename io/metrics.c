@@ -62,6 +62,8 @@ static const struct {
     [RLVR_METRIC_MC_NONZERO_TURNS] = {STEPS_PREFIX "mc_nonzero_turns",
                                       "share of the trained rollouts' turns with a non-zero advantage"},
     [RLVR_METRIC_MC_FORK_S] = {STEPS_PREFIX "mc_fork_s", "wall seconds of running, verifying and scoring forks"},
+    [RLVR_METRIC_ADVANTAGE_TOKEN_STD] = {STEPS_PREFIX "advantage_token_std",
+                                         "standard deviation of the advantage over the step's trained policy tokens"},
 };
 
 #define METRICS_CHUNK_ROWS 512

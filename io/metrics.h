@@ -65,6 +65,7 @@ typedef enum {
     RLVR_METRIC_MC_VALUE_STD,      /* standard deviation of V̂ over the step's branch points */
     RLVR_METRIC_MC_NONZERO_TURNS,  /* share of the trained rollouts' turns with Â ≠ 0 */
     RLVR_METRIC_MC_FORK_S,         /* wall seconds of forking: runs, verification and scoring of the forks */
+    RLVR_METRIC_ADVANTAGE_TOKEN_STD, /* standard deviation of the advantage over the trained policy tokens */
     RLVR_METRIC_COUNT
 } rlvr_metric;
 

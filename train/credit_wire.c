@@ -127,7 +127,7 @@ int rlvr_credit_decode_fork(rlvr_credit_fork_start *out, const void *data, size_
 int rlvr_credit_encode_job(rlvr_wire_buf *out, const rlvr_harness_job *job) {
     out->len = 0;
     bool captured = job->turn_state != NULL;
-    if (!captured && !job->prefix && job->n_states == 0) return 0;
+    if (!captured && job->prefix_policy_tokens == 0 && job->n_states == 0) return 0; /* a fork has prefix tokens */
     writer w = {out, 0};
     uint64_t bits;
     memcpy(&bits, &job->snapshot_s, sizeof bits);

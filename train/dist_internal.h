@@ -152,7 +152,19 @@ typedef struct {
     uint32_t draw_round, draw_groups;
     /* data-parallel trainer ranks ([layout] trainer > 1) */
     rlvr_dist_dp dp;
+    /* Monte-Carlo credit: a fork group's start, encoded for its work item */
+    rlvr_wire_buf fork, fork_scratch;
+    int n_fork_flights; /* async mode: flights of forks (never admitted as groups) */
 } rlvr_leader;
+
+/* Jobs i.. that one work item carries: one task, one step, consecutive
+ * sequences, one fork start and one capture mask (pool_index equal);
+ * returns the end of the group. */
+int rlvr_leader_work_group(const rlvr_harness_job *jobs, const size_t *pool_index, int i, int n);
+/* WORK for jobs[0 .. G) (one work group) to world rank dest: their keys,
+ * capture mask and fork start, with group_id and the version it is for. */
+int rlvr_leader_send_work(rlvr_leader *l, const rlvr_harness_job *jobs, int G, size_t pool_index, int64_t group_id,
+                          int64_t version, int dest);
 
 /* Bounded-async mode: the take hook and the publishing after each update
  * set on t, with the admission gate and the hand-out counts ready; prints

@@ -60,9 +60,7 @@ typedef struct {
 } round_state;
 
 
-/* Jobs next.. that one work item carries: one task, one step, consecutive
- * sequences, and (Monte-Carlo credit) one fork start and capture mask. */
-static int work_group(const rlvr_harness_job *jobs, const size_t *pool_index, int i, int n) {
+int rlvr_leader_work_group(const rlvr_harness_job *jobs, const size_t *pool_index, int i, int n) {
     int k = i + 1;
     while (k < n && jobs[k].task == jobs[i].task && jobs[k].step == jobs[i].step &&
            jobs[k].sequence == jobs[k - 1].sequence + 1 && pool_index[k] == pool_index[i] &&
@@ -71,33 +69,34 @@ static int work_group(const rlvr_harness_job *jobs, const size_t *pool_index, in
     return k;
 }
 
-/* Hands out the round's jobs as work items (work_group); group g goes to
- * rollout rank g mod R, and its id is the run index of its first job. A
- * fork group's item carries its prefix and workspace state. */
+int rlvr_leader_send_work(leader *l, const rlvr_harness_job *jobs, int G, size_t pool_index, int64_t group_id,
+                          int64_t version, int dest) {
+    dist *d = l->d;
+    rlvr_work_item w = {.task_index = (int64_t)pool_index, .group_id = group_id, .group_size = G,
+                        .step = jobs[0].step, .policy_version = version, .seed = d->run->sampler.seed,
+                        .sample_sequence = jobs[0].sequence, .capture_tools = jobs[0].capture_tools};
+    snprintf(w.task_id, sizeof w.task_id, "%s", jobs[0].task->id);
+    if (jobs[0].prefix) {
+        RLVR_TRY(rlvr_credit_encode_fork(&l->fork, &l->fork_scratch, jobs[0].prefix));
+        w.fork = l->fork.data, w.fork_len = l->fork.len;
+    }
+    RLVR_TRY(rlvr_wire_encode_work(&d->out, &w));
+    return rlvr_dist_send_out(d, dest, RLVR_MSG_WORK);
+}
+
+/* Hands out the round's jobs as work items (rlvr_leader_work_group); group
+ * g goes to rollout rank g mod R, and its id is the run index of its first
+ * job. */
 static int hand_out(leader *l, round_state *rs, const size_t *pool_index) {
     dist *d = l->d;
-    const rlvr_harness_job *jobs = rs->jobs;
-    rlvr_wire_buf fork = {0}, scratch = {0};
-    int rc = 0;
-    for (int i = 0, g = 0; rc == 0 && i < rs->n; g++) {
-        int k = work_group(jobs, pool_index, i, rs->n);
-        rlvr_work_item w = {.task_index = (int64_t)pool_index[i], .group_id = rs->base + i, .group_size = k - i,
-                            .step = jobs[i].step, .policy_version = rs->version, .seed = d->run->sampler.seed,
-                            .sample_sequence = jobs[i].sequence, .capture_tools = jobs[i].capture_tools};
-        snprintf(w.task_id, sizeof w.task_id, "%s", jobs[i].task->id);
-        if (jobs[i].prefix) {
-            rc = rlvr_credit_encode_fork(&fork, &scratch, jobs[i].prefix);
-            w.fork = fork.data, w.fork_len = fork.len;
-        }
+    for (int i = 0, g = 0; i < rs->n; g++) {
+        int k = rlvr_leader_work_group(rs->jobs, pool_index, i, rs->n);
         int dest = rlvr_dist_world_rank(d, RLVR_ROLE_ROLLOUT, g % d->roles.layout.rollout);
         for (int j = i; j < k; j++) rs->rollout[j] = dest;
-        if (rc == 0) rc = rlvr_wire_encode_work(&d->out, &w);
-        if (rc == 0) rc = rlvr_dist_send_out(d, dest, RLVR_MSG_WORK);
+        RLVR_TRY(rlvr_leader_send_work(l, rs->jobs + i, k - i, pool_index[i], rs->base + i, rs->version, dest));
         i = k;
     }
-    rlvr_wire_buf_free(&fork);
-    rlvr_wire_buf_free(&scratch);
-    return rc;
+    return 0;
 }
 
 /* The error when results stop coming: what is missing, from which ranks. */
@@ -330,6 +329,8 @@ int rlvr_dist_lead(dist *d, bool resume, const char *const *hosts) {
     if (d->abort) return rc; /* nothing freed: the job is aborted next */
     rlvr_leader_async_free(&l);
     rlvr_dist_dp_free(&l.dp);
+    rlvr_wire_buf_free(&l.fork);
+    rlvr_wire_buf_free(&l.fork_scratch);
     rlvr_trainer_free(t);
     return rc;
 }

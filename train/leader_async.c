@@ -18,6 +18,7 @@
 #include "io/gate_report.h"
 #include "mpi/admission.h"
 #include "mpi/layout.h"
+#include "train/credit_wire.h"
 #include "train/dist_internal.h"
 
 #include <mpi.h>
@@ -40,12 +41,15 @@ struct rlvr_leader_flight {
     uint8_t *have;     /* (G) bit 0: record arrived, bit 1: verdict arrived */
     rlvr_verdict_msg *verdicts; /* (G) */
     rlvr_harness_job *jobs;     /* (G) */
+    bool forks;                 /* Monte-Carlo credit's forks: the jobs are the trainer's (borrowed), and the
+                                   flight is never admitted as a group */
 };
 
 static void flight_free(flight *f) {
     if (!f) return;
-    for (int k = 0; f->jobs && k < f->G; k++) rlvr_harness_job_clear(&f->jobs[k]);
-    free(f->have), free(f->verdicts), free(f->jobs), free(f);
+    for (int k = 0; !f->forks && f->jobs && k < f->G; k++) rlvr_harness_job_clear(&f->jobs[k]);
+    if (!f->forks) free(f->jobs);
+    free(f->have), free(f->verdicts), free(f);
 }
 
 void rlvr_leader_async_free(leader *l) {
@@ -55,6 +59,7 @@ void rlvr_leader_async_free(leader *l) {
 }
 
 static void flight_remove(leader *l, int i) {
+    l->n_fork_flights -= l->flights[i]->forks;
     flight_free(l->flights[i]);
     memmove(l->flights + i, l->flights + i + 1, (size_t)(l->n_flights - i - 1) * sizeof *l->flights);
     l->n_flights--;
@@ -78,7 +83,9 @@ static int least_loaded(const leader *l) {
     return best;
 }
 
-static int hand_out_group(leader *l, int32_t task, int32_t G, size_t pool_index, int64_t version) {
+/* A new flight of G jobs (`jobs`: the trainer's, borrowed; NULL: its own,
+ * zeroed) for the least loaded rollout rank, its id the next run index. */
+static int new_flight(leader *l, int32_t task, int32_t G, size_t pool_index, rlvr_harness_job *jobs, flight **out) {
     dist *d = l->d;
     if (l->n_flights == l->cap_flights) {
         int cap = l->cap_flights ? 2 * l->cap_flights : 32;
@@ -88,33 +95,40 @@ static int hand_out_group(leader *l, int32_t task, int32_t G, size_t pool_index,
     }
     flight *f = calloc(1, sizeof *f);
     if (!f) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    f->forks = jobs != NULL;
     f->have = calloc((size_t)G, 1), f->verdicts = calloc((size_t)G, sizeof *f->verdicts);
-    f->jobs = calloc((size_t)G, sizeof *f->jobs);
+    f->jobs = jobs ? jobs : calloc((size_t)G, sizeof *f->jobs);
     if (!f->have || !f->verdicts || !f->jobs) {
         flight_free(f);
         return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
     }
     int r = least_loaded(l);
-    *f = (flight){.id = l->next_job, .task = task, .G = G, .pool_index = pool_index, .missing = 2 * G,
-                  .rank = rlvr_dist_world_rank(d, RLVR_ROLE_ROLLOUT, r), .have = f->have, .verdicts = f->verdicts,
-                  .jobs = f->jobs};
+    f->id = l->next_job, f->task = task, f->G = G, f->pool_index = pool_index, f->missing = 2 * G;
+    f->rank = rlvr_dist_world_rank(d, RLVR_ROLE_ROLLOUT, r);
     l->flights[l->n_flights++] = f;
+    l->n_fork_flights += f->forks;
+    l->next_job += G;
+    l->outstanding[r] += G;
+    *out = f;
+    return 0;
+}
+
+static int hand_out_group(leader *l, int32_t task, int32_t G, size_t pool_index, int64_t version) {
+    flight *f = NULL;
+    RLVR_TRY(new_flight(l, task, G, pool_index, NULL, &f));
     /* sampling keys: the next step, and a sequence block per group drawn for it (as one process) */
     uint32_t step = (uint32_t)version + 1, sequence = l->draw_groups++ * 1024u;
     const rlvr_task *t = rlvr_trainer_task(l->trainer, task);
-    for (int k = 0; k < G; k++) f->jobs[k] = (rlvr_harness_job){.task = t, .step = step, .sequence = sequence + (uint32_t)k};
-    rlvr_work_item w = {.task_index = (int64_t)pool_index, .group_id = f->id, .group_size = G, .step = step,
-                        .policy_version = version, .seed = d->run->sampler.seed, .sample_sequence = sequence};
-    snprintf(w.task_id, sizeof w.task_id, "%s", t->id);
-    l->next_job += G;
-    l->outstanding[r] += G;
-    RLVR_TRY(rlvr_wire_encode_work(&d->out, &w));
-    return rlvr_dist_send_out(d, f->rank, RLVR_MSG_WORK);
+    uint32_t capture = rlvr_trainer_capture_tools(l->trainer, t);
+    for (int k = 0; k < G; k++)
+        f->jobs[k] = (rlvr_harness_job){.task = t, .step = step, .sequence = sequence + (uint32_t)k,
+                                        .capture_tools = capture};
+    return rlvr_leader_send_work(l, f->jobs, G, pool_index, f->id, version, f->rank);
 }
 
 /* Hands out groups until at least max(target, need) are out and not taken. */
 static int top_up(leader *l, int need) {
-    int want = async_target(l) > need ? async_target(l) : need, n = want - l->n_flights;
+    int want = async_target(l) > need ? async_target(l) : need, n = want - (l->n_flights - l->n_fork_flights);
     if (n <= 0) return 0;
     int64_t version = rlvr_trainer_version(l->trainer);
     if (version != l->draw_version) l->draw_version = version, l->draw_round = 0, l->draw_groups = 0;
@@ -220,6 +234,8 @@ static int async_record(leader *l) {
     job->record.group_id = 0, job->record.rollout_index = 0;
     job->calls = info.calls, job->calls_parsed = info.calls_parsed;
     job->public_tests_changed = info.public_tests_changed, job->patch_reason = info.patch_reason;
+    int rc = rlvr_credit_decode_job(job, info.credit, info.credit_len);
+    if (rc < 0) return rlvr_error_wrap(rc, "world rank %d, the record of task %s", d->msg.source, job->task->id);
     f->have[k] |= 1;
     for (int i = 0; i < d->roles.layout.rollout; i++)
         if (rlvr_dist_world_rank(d, RLVR_ROLE_ROLLOUT, i) == f->rank) l->outstanding[i]--;
@@ -301,6 +317,15 @@ static int async_missing_error(const leader *l) {
                           d->timeout_s, l->n_flights, list);
 }
 
+/* Rollout k's verdict into its record. */
+static void take_verdict(flight *f, int k) {
+    rlvr_rollout *r = &f->jobs[k].record;
+    r->verdict = f->verdicts[k].verdict;
+    r->verdict_reason = f->verdicts[k].reason;
+    r->reward.outcome = f->verdicts[k].outcome;
+    r->timings.verify_s = f->verdicts[k].verify_s;
+}
+
 /* The admission gate on a finished group: all its rollouts come from one
  * harness call (one version); the group is admitted only when every one of
  * them is, else dropped whole (GRPO advantages need the whole group). */
@@ -329,10 +354,7 @@ static int admit(leader *l, int i, step_stats *s, int32_t *got) {
                               (long long)worst, (long long)d->run->train.max_staleness);
     for (int k = 0; k < f->G; k++) {
         rlvr_rollout *r = &f->jobs[k].record;
-        r->verdict = f->verdicts[k].verdict;
-        r->verdict_reason = f->verdicts[k].reason;
-        r->reward.outcome = f->verdicts[k].outcome;
-        r->timings.verify_s = f->verdicts[k].verify_s;
+        take_verdict(f, k);
         lag = v - r->policy_version;
         s->admitted_lag[lag < RLVR_TRAIN_LAG_BINS - 1 ? lag : RLVR_TRAIN_LAG_BINS - 1]++;
     }
@@ -342,12 +364,62 @@ static int admit(leader *l, int i, step_stats *s, int32_t *got) {
     return 0;
 }
 
-/* The finished flight that finished first, or -1. */
+/* The group flight that finished first, or -1 (fork flights are the
+ * fork hook's). */
 static int first_finished(const leader *l) {
     int best = -1;
     for (int i = 0; i < l->n_flights; i++)
-        if (l->flights[i]->finished && (best < 0 || l->flights[i]->finished < l->flights[best]->finished)) best = i;
+        if (!l->flights[i]->forks && l->flights[i]->finished &&
+            (best < 0 || l->flights[i]->finished < l->flights[best]->finished))
+            best = i;
     return best;
+}
+
+/* One round of the async loop: a message handled, or a short sleep; the
+ * missing-work error after [layout] timeout_s of silence. */
+static int poll_once(leader *l, double *heard) {
+    dist *d = l->d;
+    bool arrived = false;
+    RLVR_TRY(rlvr_mpi_queue_poll(d->queue, MPI_ANY_SOURCE, RLVR_MSG_ANY, &d->msg, &arrived));
+    if (arrived) {
+        RLVR_TRY(async_message(l));
+        *heard = rlvr_now();
+    } else if (rlvr_now() - *heard > d->timeout_s) {
+        return async_missing_error(l);
+    } else {
+        rlvr_dist_sleep_us(RLVR_DIST_POLL_US);
+    }
+    return 0;
+}
+
+/* rlvr_generate_fn for Monte-Carlo credit's forks in async mode: each fork
+ * group goes out as a flight of the trainer's own jobs to the least loaded
+ * rollout rank, next to the groups in flight (which keep arriving and wait
+ * for the take hook); returns once every fork has its record and verdict.
+ * The records keep the version that generated them: the trainer admits each
+ * fork by staleness. */
+static int dist_forks(void *ctx, rlvr_harness_job *jobs, int n, const size_t *pool_index, int64_t version,
+                      step_stats *s) {
+    leader *l = ctx;
+    double t0 = rlvr_now(), heard = t0;
+    for (int i = 0; i < n;) {
+        int k = rlvr_leader_work_group(jobs, pool_index, i, n);
+        flight *f = NULL;
+        RLVR_TRY(new_flight(l, -1, k - i, pool_index[i], jobs + i, &f));
+        RLVR_TRY(rlvr_leader_send_work(l, jobs + i, k - i, pool_index[i], f->id, version, f->rank));
+        i = k;
+    }
+    while (l->n_fork_flights > 0) {
+        for (int i = 0; i < l->n_flights; i++) {
+            flight *f = l->flights[i];
+            if (!f->forks || !f->finished) continue;
+            for (int k = 0; k < f->G; k++) take_verdict(f, k);
+            flight_remove(l, i--);
+        }
+        if (l->n_fork_flights > 0) RLVR_TRY(poll_once(l, &heard));
+    }
+    s->generate_wall += rlvr_now() - t0;
+    return 0;
 }
 
 /* rlvr_take_groups_fn: n admitted groups for the round, in finish order. */
@@ -365,16 +437,7 @@ static int dist_take(void *ctx, int32_t n, step_stats *s) {
             RLVR_TRY(admit(l, i, s, &got));
             continue;
         }
-        bool arrived = false;
-        RLVR_TRY(rlvr_mpi_queue_poll(d->queue, MPI_ANY_SOURCE, RLVR_MSG_ANY, &d->msg, &arrived));
-        if (arrived) {
-            RLVR_TRY(async_message(l));
-            heard = rlvr_now();
-        } else if (rlvr_now() - heard > d->timeout_s) {
-            return async_missing_error(l);
-        } else {
-            rlvr_dist_sleep_us(RLVR_DIST_POLL_US);
-        }
+        RLVR_TRY(poll_once(l, &heard));
     }
     RLVR_TRY(top_up(l, 0)); /* work for the rollout ranks while the trainer updates */
     s->generate_wall += rlvr_now() - t0;
@@ -452,6 +515,6 @@ int rlvr_leader_async_start(leader *l, rlvr_trainer *t) {
     l->draw_version = -1;
     fprintf(stderr, "train: bounded-async, Δv_max = %lld: %d groups kept handed out\n",
             (long long)r->train.max_staleness, async_target(l));
-    rlvr_trainer_set_async(t, dist_take, l, dist_after_update_async, l);
+    rlvr_trainer_set_async(t, dist_take, l, dist_forks, l, dist_after_update_async, l);
     return 0;
 }

@@ -107,9 +107,6 @@ static int check_items(const dist *d, const roller *ro, int count, int *n_jobs) 
             return rlvr_error_set(RLVR_EFORMAT, "work item for task %s (pool index %lld, seed %llu) does not match "
                                                 "this rank's pool and seed: do all ranks read the same run?",
                                   w->task_id, (long long)w->task_index, (unsigned long long)w->seed);
-        if (d->async && (w->fork_len > 0 || w->capture_tools))
-            return rlvr_error_set(RLVR_ESTATE, "work item for task %s: bounded-async mode runs no Monte-Carlo forks",
-                                  w->task_id);
         if (!d->async && w->policy_version != ro->version)
             return rlvr_error_set(RLVR_ESTATE, "work item for weights version %lld, this rank holds %lld",
                                   (long long)w->policy_version, (long long)ro->version);
@@ -293,6 +290,8 @@ static int hold(roller *ro, rlvr_harness_job *job, const rlvr_work_item *w, int 
         ro->held = p, ro->cap_held = cap;
     }
     ro->held[ro->n_held++] = (held_job){*job, *w, k, version, due};
+    ro->held[ro->n_held - 1].job.prefix = NULL; /* it pointed into the item's start, freed next */
+    ro->held[ro->n_held - 1].item.fork = NULL, ro->held[ro->n_held - 1].item.fork_len = 0;
     memset(job, 0, sizeof *job);
     return 0;
 }
@@ -319,7 +318,10 @@ static int roll_work_async(dist *d, roller *ro, int count) {
             if (rc == 0) rc = hold(ro, &ro->jobs[j], &ro->items[i], k, version, due);
             rlvr_harness_job_clear(&ro->jobs[j]);
         }
+    items_done(ro, count);
     memmove(ro->items, ro->items + count, (size_t)(ro->n_items - count) * sizeof *ro->items);
+    memmove(ro->starts, ro->starts + count, (size_t)(ro->n_items - count) * sizeof *ro->starts);
+    memset(ro->starts + ro->n_items - count, 0, (size_t)count * sizeof *ro->starts);
     ro->n_items -= count;
     return rc;
 }
@@ -347,6 +349,7 @@ static int roll_stop_async(dist *d, roller *ro, int64_t step, int64_t *stop_step
     for (bool got = true; got;) /* work sent before STOP travels with another tag */
         RLVR_TRY(rlvr_mpi_queue_poll(d->queue, RLVR_MPI_LEADER, RLVR_MSG_WORK, &d->msg, &got));
     for (int i = 0; i < ro->n_held; i++) rlvr_harness_job_clear(&ro->held[i].job);
+    items_done(ro, ro->n_items);
     ro->n_held = 0, ro->n_items = 0;
     RLVR_TRY(rlvr_mpi_queue_flush(d->queue, -1, NULL));
     rlvr_control_msg c = {RLVR_CONTROL_DONE, step, ro->version};

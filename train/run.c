@@ -48,11 +48,6 @@ static int credit_checks(rlvr_run *r) {
         return rlvr_config_error(cfg, "train", "steps",
                                  "%lld: with [credit] mode = mc a run has at most %u steps (the forks' sampling keys)",
                                  (long long)r->train.steps, RLVR_CREDIT_MAX_STEP);
-    if (r->train.max_staleness > 0)
-        return rlvr_config_error(cfg, "train", "max_staleness",
-                                 "%lld: Monte-Carlo credit ([credit] mode = mc) runs synchronously (its forks "
-                                 "continue the rollouts of the step's policy); set max_staleness = 0 or mode = outcome",
-                                 (long long)r->train.max_staleness);
     if (rlvr_tool_mask_parse(c->state_changing_tools, &r->credit_tools) < 0)
         return rlvr_config_error(cfg, "credit", "state_changing_tools", "%s", rlvr_error_last());
     r->credit_tools &= ~(1u << RLVR_TOOL_SUBMIT); /* submit ends the episode: nothing follows it */

@@ -29,6 +29,8 @@ typedef struct {
     int mc_branch_points, mc_forks;
     int64_t mc_fork_tokens, mc_parent_tokens, mc_turns, mc_nonzero_turns;
     double mc_value_sum, mc_value_sq, mc_fork_wall;
+    double adv_sum, adv_sq; /* over the trained policy tokens (adv_tokens of them) */
+    int64_t adv_tokens;
 } step_stats;
 
 /* Loads the pool (building the built-in one on first use) and the model:
@@ -80,9 +82,11 @@ void rlvr_trainer_set_hooks(rlvr_trainer *t, rlvr_generate_fn generate, void *ge
 typedef int (*rlvr_take_groups_fn)(void *ctx, int32_t n, step_stats *s);
 
 /* Switches the trainer to bounded-async mode (after_update as in
- * rlvr_trainer_set_hooks). */
-void rlvr_trainer_set_async(rlvr_trainer *t, rlvr_take_groups_fn take, void *take_ctx,
-                            rlvr_after_update_fn after_update, void *after_update_ctx);
+ * rlvr_trainer_set_hooks). `forks` runs Monte-Carlo credit's fork jobs
+ * (as rlvr_generate_fn; their records keep the version that generated
+ * them, and the trainer admits each by staleness); NULL: none. */
+void rlvr_trainer_set_async(rlvr_trainer *t, rlvr_take_groups_fn take, void *take_ctx, rlvr_generate_fn forks,
+                            void *forks_ctx, rlvr_after_update_fn after_update, void *after_update_ctx);
 
 /* Draws n groups to hand out: tasks by the difficulty tracker in its current
  * state (Philox keyed by the run seed, the next step and `round`), G by the
