@@ -380,8 +380,6 @@ static int env_init(driver *d, env *e, rlvr_harness_job *job, int slot) {
     return rlvr_rl_repetition_new(&e->rep, &d->opt->repetition);
 }
 
-/* Starts a rollout in `slot`; `group` is the first rollout of its group that
- * prefilled the prompt, started just before it (NULL when none). */
 /* The prompt, rendered into the record. */
 static int start_from_prompt(driver *d, env *e) {
     rlvr_rollout *r = &e->job->record;
@@ -437,6 +435,8 @@ static int restore_state(env *e) {
     return rc;
 }
 
+/* Starts a rollout in `slot`; `group` is the first rollout of its group that
+ * prefilled the prompt (or prefix), started just before it (NULL when none). */
 static int env_start(driver *d, env *e, rlvr_harness_job *job, int slot, const env *group) {
     RLVR_TRY(env_init(d, e, job, slot));
     rlvr_rollout *r = &job->record;
@@ -835,7 +835,7 @@ static int decode_step(driver *d, env *envs, int n_envs, int32_t *slots, rlvr_sa
     return 0;
 }
 
-/* Jobs next.. that form one group with jobs[next]: same task and step. */
+/* Jobs next.. that form one group with jobs[next]: same task, step and prefix. */
 static int group_size(const rlvr_harness_job *jobs, int next, int n) {
     int k = next + 1;
     while (k < n && jobs[k].task == jobs[next].task && jobs[k].step == jobs[next].step &&

@@ -11,8 +11,7 @@
 #     reference is refused;
 #   - 2 trainer ranks (the reference broadcast with the weights): the KL
 #     column agrees with one rank to 1% (relative: the KL is small and the
-#     gradient is summed in another float order);
-#   - [credit] mode = mc is still refused, naming the key (exit 2).
+#     gradient is summed in another float order).
 # Usage: test_train_kl.sh RLVR MPIEXEC [PYTHON]
 set -euo pipefail
 # shellcheck source=tests/lib/tiny_run.sh
@@ -87,14 +86,4 @@ print("kl, 1 vs 2 trainer ranks, largest relative difference:", float(np.max(np.
 EOF
 echo "kl_beta > 0 with 2 trainer ranks: KL within 1% of one rank"
 
-# ---- [credit] mode = mc stays refused (docs/RL.md "Turn credit") ----
-printf '\n[credit]\nmode = mc\n' | cat "$dir/run.ini" - > "$dir/mc.ini"
-set +e
-"$RLVR" train "$dir/mc.ini" --out "$dir/mc" > "$dir/mc.log" 2>&1
-code=$?
-set -e
-[ $code -eq 2 ] && grep -q "mc.ini:[0-9]*: \[credit\] mode: Monte-Carlo turn credit is not implemented" "$dir/mc.log" ||
-  { cat "$dir/mc.log"; fail "mode = mc: exit $code"; }
-[ ! -d "$dir/mc/checkpoints" ] || fail "mode = mc trained"
-echo "[credit] mode = mc: refused (exit 2)"
 echo "test_train_kl: ok"
