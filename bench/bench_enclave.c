@@ -35,7 +35,7 @@
  *               what a branch point of Monte-Carlo credit costs on the
  *               bugfix-c task's repository (enclave/workspace.h): median
  *               and p99 seconds of
- *                 fresh        a new workspace (rlvr_workspace_new + free)
+ *                 fresh        a new workspace (rlvr_workspace_new)
  *                 snapshot     rlvr_workspace_snapshot of a workspace that
  *                              edited three files and added one
  *                 restore      rlvr_workspace_restore of that state into a
@@ -387,8 +387,8 @@ static int workspace_state_cases(rlvr_sandbox_host *host, const rlvr_task *t, in
         rlvr_workspace *ws = NULL;
         double t0 = rlvr_now();
         rc = task_workspace(&ws, host, t, pub);
+        times[0][i] = rlvr_now() - t0; /* as new_restore: without the free */
         rlvr_workspace_free(ws);
-        times[0][i] = rlvr_now() - t0;
     }
     /* (b) snapshots of a workspace that changed a few files */
     if (rc == 0) rc = task_workspace(&parent, host, t, pub);
