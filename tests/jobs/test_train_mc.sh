@@ -23,12 +23,7 @@ set -euo pipefail
 # shellcheck source=tests/lib/tiny_run.sh
 . "$(dirname "$0")/../lib/tiny_run.sh"
 mpi_test_init "$@"
-tiny_ini "$dir/mc.ini" scratch run.name=mc run.seed=6 model.max_seq=1536 sampler.kv_slots=8 \
-  sampler.context_tokens=1536 tasks.family=bugfix-c tasks.train_count=4 tasks.check_runs=1 \
-  tasks.tools=read_file,replace_in_file,submit harness.tool_prompt=compact harness.max_turns=6 \
-  harness.max_policy_tokens=64 harness.max_context_tokens=1536 reward.max_tokens=1024 reward.length_budget=768 \
-  reward.length_slope=0.01 sft.steps=40 sft.batch_sequences=8 sft.lr=3e-3 grpo.group_size=2 grpo.groups_per_step=2 \
-  dynamic_sampling.max_rounds=1 train.steps=4 train.init=sft credit.mode=mc credit.forks=3 \
+tiny_ini "$dir/mc.ini" bugfix run.name=mc run.seed=6 train.steps=4 credit.mode=mc credit.forks=3 \
   credit.max_branch_points=2 credit.branch_entropy=0
 layout() { printf '\n[layout]\n%s\n' "$1" | cat "$dir/mc.ini" - > "$dir/$2"; }
 layout "rollout = 2" mc_r2.ini

@@ -89,12 +89,7 @@ set -e
 echo "refused: 4 ranks of layout on 3"
 
 # ---- bugfix-c: patches verified in enclaves by 2 verifier ranks ----
-tiny_ini "$dir/bf.ini" scratch run.name=bf run.seed=5 model.max_seq=1536 sampler.kv_slots=8 \
-  sampler.context_tokens=1536 tasks.family=bugfix-c tasks.train_count=4 tasks.check_runs=1 \
-  tasks.tools=read_file,replace_in_file,submit harness.tool_prompt=compact harness.max_turns=6 \
-  harness.max_policy_tokens=64 harness.max_context_tokens=1536 reward.max_tokens=1024 reward.length_budget=768 \
-  reward.length_slope=0.01 sft.steps=40 sft.batch_sequences=8 sft.lr=3e-3 grpo.group_size=2 grpo.groups_per_step=2 \
-  dynamic_sampling.max_rounds=1 train.steps=2 train.init=sft -checkpoint.keep
+tiny_ini "$dir/bf.ini" bugfix run.name=bf
 printf '\n[layout]\nverifier = 2\n' | cat "$dir/bf.ini" - > "$dir/bf2.ini"
 "$RLVR" sft "$dir/bf.ini" --out "$dir/bf1" > "$dir/bf_sft.log" 2>&1 || { cat "$dir/bf_sft.log"; fail "bugfix-c sft"; }
 mkdir -p "$dir/bf2"

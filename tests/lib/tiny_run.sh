@@ -21,6 +21,11 @@
 #     scratch  arith (32 train, no eval tasks), seed 11: 8 GRPO steps from
 #              random weights, a checkpoint every step, all kept (the MPI
 #              tests' run);
+#     bugfix   scratch on 4 bugfix-c tasks with the quickstart's tools
+#              (read_file, replace_in_file, submit) and compact prompt, 6
+#              turns, a 1536-token context, 8 KV slots, seed 5: 40 sft steps,
+#              then 2 GRPO steps (G = 2, 2 groups, one round) from the SFT
+#              checkpoint, every checkpoint kept;
 #   both: d_model 32, 1 layer, 2 heads, 256-token context, 4 groups of 4;
 #     eval     [harness] and [sampler] only, for `rlvr eval` / `rlvr gate`
 #              --config (2 turns, 1024-token context, 4 KV slots).
@@ -158,9 +163,21 @@ tiny_scratch_overrides=(run.seed=11 -sampler.kv_slots -sampler.max_new_tokens ta
   -harness.max_turns harness.max_policy_tokens=64 -reward.format_weight -sft train.steps=8 train.init=scratch
   checkpoint.every=1)
 
+# bugfix: scratch on bugfix-c tasks verified in enclaves (after a short sft)
+tiny_bugfix_overrides=(run.seed=5 model.max_seq=1536 sampler.kv_slots=8 sampler.context_tokens=1536
+  tasks.family=bugfix-c tasks.train_count=4 tasks.check_runs=1 tasks.tools=read_file,replace_in_file,submit
+  harness.tool_prompt=compact harness.max_turns=6 harness.max_policy_tokens=64 harness.max_context_tokens=1536
+  reward.max_tokens=1024 reward.length_budget=768 reward.length_slope=0.01 sft.steps=40 sft.batch_sequences=8
+  sft.lr=3e-3 grpo.group_size=2 grpo.groups_per_step=2 dynamic_sampling.max_rounds=1 train.steps=2 train.init=sft
+  -checkpoint.keep)
+
 tiny_ini() {
   local file=$1 preset=$2 text
   shift 2
+  if [ "$preset" = bugfix ]; then
+    preset=scratch
+    set -- "${tiny_bugfix_overrides[@]}" "$@"
+  fi
   if [ "$preset" = scratch ]; then
     preset=sft
     set -- "${tiny_scratch_overrides[@]}" "$@"
