@@ -53,6 +53,12 @@ void rlvr_harness_job_clear(rlvr_harness_job *job) {
     job->public_tests_changed = false;
     job->patch_reason = 0;
     job->prompt_shared = false;
+    rlvr_harness_job_clear_capture(job);
+    job->snapshot_s = 0;
+    job->prefix_policy_tokens = 0;
+}
+
+void rlvr_harness_job_clear_capture(rlvr_harness_job *job) {
     for (int32_t i = 0; i < job->n_states; i++) rlvr_workspace_state_free(job->states[i]);
     free(job->states);
     free(job->turn_state);
@@ -61,8 +67,7 @@ void rlvr_harness_job_clear(rlvr_harness_job *job) {
     job->turn_state = NULL;
     job->turn_changed = NULL;
     job->n_states = 0;
-    job->snapshot_s = 0;
-    job->prefix_policy_tokens = 0;
+    job->cap_turn_states = 0;
 }
 
 /* ---- the prompt -------------------------------------------------------------------- */
@@ -207,15 +212,19 @@ static void emit(driver *d, env *e, rlvr_harness_event ev, const rlvr_turn *turn
     if (d->opt->on_event) d->opt->on_event(d->opt->event_arg, ev, e->job, turn);
 }
 
-/* The capture outputs of the turn just recorded: the state after it. */
+/* The capture outputs of the turn just recorded: the state after it. The
+ * arrays grow with the record's turn array (doubling), not every turn. */
 static int note_turn_state(env *e) {
     rlvr_harness_job *job = e->job;
     int32_t n = job->record.n_turns, cap = job->record.cap_turns;
-    int32_t *ts = realloc(job->turn_state, (size_t)cap * sizeof *ts);
-    if (ts) job->turn_state = ts;
-    uint8_t *tc = ts ? realloc(job->turn_changed, (size_t)cap) : NULL;
-    if (!ts || !tc) return RLVR_FAIL(RLVR_ENOMEM, "out of memory for workspace states");
-    job->turn_changed = tc;
+    if (cap > job->cap_turn_states) {
+        int32_t *ts = realloc(job->turn_state, (size_t)cap * sizeof *ts);
+        if (ts) job->turn_state = ts;
+        uint8_t *tc = ts ? realloc(job->turn_changed, (size_t)cap) : NULL;
+        if (!ts || !tc) return RLVR_FAIL(RLVR_ENOMEM, "out of memory for workspace states");
+        job->turn_changed = tc;
+        job->cap_turn_states = cap;
+    }
     job->turn_state[n - 1] = e->cur_state;
     job->turn_changed[n - 1] = e->turn_changed;
     e->turn_changed = false;

@@ -180,6 +180,7 @@ struct rlvr_harness_job {
                                       snapshot failed or was too large: no fork from there) */
     uint8_t *turn_changed;         /* (record.n_turns) 1: turn t ran a captured tool that changed the
                                       workspace's files */
+    int32_t cap_turn_states;       /* entries allocated in turn_state and turn_changed */
     double snapshot_s;             /* wall time of the snapshots, and of a fork's restore */
     int32_t prefix_policy_tokens;  /* a fork: the parent's policy tokens it starts with */
 };
@@ -188,6 +189,8 @@ struct rlvr_harness_job {
 #define RLVR_HARNESS_STATE_UNKNOWN (-2)
 
 void rlvr_harness_job_clear(rlvr_harness_job *job);
+/* Frees the capture outputs only (states, turn_state, turn_changed). */
+void rlvr_harness_job_clear_capture(rlvr_harness_job *job);
 
 /* The prompt of a task, straight to ids: <|bos|>, a system turn listing the
  * task's tools with their argument schemas (only when it has tools), the

@@ -3,7 +3,7 @@
  * Every message is packed with MPI_Pack_external("external32"): a fixed,
  * documented representation (big-endian, IEEE floats, standard sizes) that
  * does not depend on the machine or on the MPI build, so the byte layout in
- * docs/FORMATS.md ("Wire messages (MPI)") is exact. A message starts with
+ * docs/WIRE.md is exact. A message starts with
  *   uint32 format version (RLVR_WIRE_VERSION)   uint32 kind (rlvr_msg_kind)
  * and a receiver refuses a version it does not know (RLVR_EFORMAT: "ranks
  * run different rlvr builds"), a kind it did not expect, a message that is

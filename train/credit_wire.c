@@ -147,14 +147,6 @@ int rlvr_credit_encode_job(rlvr_wire_buf *out, const rlvr_harness_job *job) {
     return w.rc;
 }
 
-/* Clears what rlvr_credit_decode_job filled (on its errors). */
-static void drop_capture(rlvr_harness_job *job) {
-    for (int32_t i = 0; i < job->n_states; i++) rlvr_workspace_state_free(job->states[i]);
-    free(job->states), free(job->turn_state), free(job->turn_changed);
-    job->states = NULL, job->turn_state = NULL, job->turn_changed = NULL;
-    job->n_states = 0;
-}
-
 static int decode_states(rlvr_harness_job *job, reader *r) {
     uint64_t n;
     RLVR_TRY(get_be(r, &n, 4, "n_states"));
@@ -183,6 +175,7 @@ static int decode_turns(rlvr_harness_job *job, reader *r) {
     job->turn_state = malloc(n * sizeof *job->turn_state);
     job->turn_changed = malloc(n);
     if (!job->turn_state || !job->turn_changed) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    job->cap_turn_states = (int32_t)n;
     for (uint64_t t = 0; t < n; t++) {
         uint64_t v;
         RLVR_TRY(get_be(r, &v, 4, "turn_state"));
@@ -211,7 +204,7 @@ int rlvr_credit_decode_job(rlvr_harness_job *job, const void *data, size_t len) 
     if (rc == 0) rc = decode_turns(job, &r);
     if (rc == 0) rc = finish(&r);
     if (rc < 0) {
-        drop_capture(job);
+        rlvr_harness_job_clear_capture(job);
         return rc;
     }
     job->prefix_policy_tokens = (int32_t)(uint32_t)ppt;
