@@ -669,8 +669,7 @@ static int end_turn(driver *d, env *e) {
     e->turn = (rlvr_turn){.policy_start = e->turn_start, .policy_end = r->n_tokens, .exit_status = -1};
     const int32_t *ids = r->tokens + e->turn_start;
     int32_t n = r->n_tokens - e->turn_start;
-    int32_t eos = rlvr_template_episode_end(d->tok);
-    bool ended_by_eos = eos >= 0 && n > 0 && ids[n - 1] == eos;
+    bool ended_by_eos = n > 0 && rlvr_template_ends_episode(d->tok, ids[n - 1]);
 
     rlvr_turn_kind kind;
     rlvr_tool_call call;
@@ -900,7 +899,7 @@ int rlvr_harness_run(rlvr_sampler *s, const rlvr_tokenizer *tok, const rlvr_harn
             return RLVR_FAIL(RLVR_EINVAL, "harness job %d: a fork (prefix) captures no workspace states", i);
         else if (jobs[i].task->verifier == RLVR_VERIFIER_TESTS && !opt->host)
             return RLVR_FAIL(RLVR_EINVAL, "task %s: a \"tests\" task needs a sandbox host", jobs[i].task->id);
-    int32_t stops[2];
+    int32_t stops[RLVR_TEMPLATE_MAX_STOPS];
     int n_stops = rlvr_template_stop_tokens(tok, stops);
     RLVR_TRY(rlvr_sampler_set_stop_tokens(s, stops, n_stops));
 

@@ -11,6 +11,7 @@
 #include "policy/model.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -341,6 +342,17 @@ static int put_chat(hid_t g, const rlvr_tokenizer *tok, int level) {
     return rlvr_h5_write_text(g, "chat_template", jinja, level);
 }
 
+/* A pretrained model's declared generation ids, when it declared any:
+ * attribute bos_token_id and dataset eos_token_ids (n) int32. */
+static int put_generation(hid_t g, const rlvr_tokenizer *tok, int level) {
+    int n = 0;
+    const int32_t *eos = rlvr_tokenizer_generation_eos(tok, &n);
+    int32_t bos = rlvr_tokenizer_generation_bos(tok);
+    if (bos >= 0) RLVR_TRY(rlvr_h5_attr_put_i64(g, "bos_token_id", bos));
+    hsize_t dims[1] = {(hsize_t)n};
+    return n > 0 ? rlvr_h5_write_array(g, "eos_token_ids", RLVR_DT_I32, 1, dims, eos, level) : 0;
+}
+
 int rlvr_checkpoint_put_tokenizer(rlvr_checkpoint_writer *w, const rlvr_tokenizer *tok) {
     if (rlvr_ckpt_path_exists(w->file, "tokenizer"))
         return RLVR_FAIL(RLVR_EINVAL, "checkpoint %s: the tokenizer is stored twice", w->part);
@@ -356,6 +368,7 @@ int rlvr_checkpoint_put_tokenizer(rlvr_checkpoint_writer *w, const rlvr_tokenize
     if (rc == 0 && bpe) rc = rlvr_h5_write_array(g, "merges", RLVR_DT_I32, 2, dims, merges, w->opt.compression);
     if (rc == 0 && kind == RLVR_TOKENIZER_HF) rc = put_hf_json(g, tok, w->opt.compression);
     if (rc == 0) rc = put_chat(g, tok, w->opt.compression);
+    if (rc == 0) rc = put_generation(g, tok, w->opt.compression);
     H5Gclose(g);
     return rc < 0 ? rlvr_error_wrap(rc, "checkpoint %s: writing the tokenizer", w->part) : 0;
 }
@@ -393,6 +406,28 @@ static int read_chat(hid_t g, const char *path, rlvr_tokenizer *tok) {
     return rc;
 }
 
+static int read_generation(hid_t g, const char *path, rlvr_tokenizer *tok) {
+    char what[4200];
+    snprintf(what, sizeof what, "%s: /tokenizer", path);
+    int64_t bos = -1;
+    if (rlvr_h5_attr_exists(g, "bos_token_id")) RLVR_TRY(rlvr_h5_attr_get_i64(g, "bos_token_id", &bos, what));
+    int32_t eos[RLVR_TOKENIZER_MAX_EOS];
+    int n = 0;
+    if (rlvr_ckpt_path_exists(g, "eos_token_ids")) {
+        int rank = 0;
+        hsize_t dims[RLVR_IO_MAX_RANK];
+        RLVR_TRY(rlvr_h5_dataset_shape(g, "eos_token_ids", &rank, dims, what));
+        if (rank != 1 || dims[0] < 1 || dims[0] > RLVR_TOKENIZER_MAX_EOS)
+            return rlvr_error_set(RLVR_EFORMAT, "%s: /tokenizer/eos_token_ids must be (n) with 1 <= n <= %d", path,
+                                  RLVR_TOKENIZER_MAX_EOS);
+        RLVR_TRY(rlvr_h5_read_array(g, "eos_token_ids", RLVR_DT_I32, 1, dims, eos, what));
+        n = (int)dims[0];
+    }
+    if (bos < -1 || bos > INT32_MAX)
+        return rlvr_error_set(RLVR_EFORMAT, "%s: /tokenizer bos_token_id %lld is not a token id", path, (long long)bos);
+    return rlvr_tokenizer_set_generation(tok, (int32_t)bos, eos, n, what);
+}
+
 static int read_hf(hid_t g, const char *path, rlvr_tokenizer **out) {
     char *json = NULL, what[4200], source[4200];
     snprintf(what, sizeof what, "%s: /tokenizer", path);
@@ -419,6 +454,7 @@ int rlvr_checkpoint_read_tokenizer(const rlvr_checkpoint *ck, rlvr_tokenizer **o
                                  kind);
     }
     if (rc == 0) rc = read_chat(g, ck->path, *out);
+    if (rc == 0) rc = read_generation(g, ck->path, *out);
     if (rc < 0) {
         rlvr_tokenizer_free(*out);
         *out = NULL;

@@ -121,13 +121,15 @@ static int write_weights(const rlvr_model *m, const char *dir, const rlvr_export
     return rc;
 }
 
-/* generate() stops at eos_token_id: a pretrained model's turn end. */
+/* generate() stops at eos_token_id: a pretrained model's declared ids and its turn end. */
 static json_t *generation_config_json(const rlvr_export_options *opt) {
     json_t *j = json_pack("{s:b}", "_from_model_config", 1);
-    if (j && opt->tokenizer_json && opt->bos_token)
-        json_object_set_new(j, "bos_token_id", json_integer(opt->bos_token_id));
-    if (j && opt->tokenizer_json && opt->eos_token)
-        json_object_set_new(j, "eos_token_id", json_integer(opt->eos_token_id));
+    if (!j || !opt->tokenizer_json) return j;
+    if (opt->bos_token_id >= 0) json_object_set_new(j, "bos_token_id", json_integer(opt->bos_token_id));
+    if (opt->n_eos_token_ids == 1) json_object_set_new(j, "eos_token_id", json_integer(opt->eos_token_ids[0]));
+    json_t *list = opt->n_eos_token_ids > 1 ? json_array() : NULL;
+    for (int i = 0; list && i < opt->n_eos_token_ids; i++) json_array_append_new(list, json_integer(opt->eos_token_ids[i]));
+    if (list) json_object_set_new(j, "eos_token_id", list);
     return j;
 }
 

@@ -100,8 +100,9 @@ typedef struct {
     const char *chat_template;      /* HF, with tokenizer_json: tokenizer_config.json's chat_template (may be NULL) */
     const char *bos_token;          /* ... its bos_token and eos_token, token texts (may be NULL) */
     const char *eos_token;
-    int32_t bos_token_id;           /* with bos_token / eos_token: their ids, also written to */
-    int32_t eos_token_id;           /* generation_config.json (generate stops at eos_token_id) */
+    int32_t bos_token_id;           /* generation_config.json's bos_token_id (-1: none) and */
+    const int32_t *eos_token_ids;   /* eos_token_id: generate stops at each of these (n_eos_token_ids; */
+    int n_eos_token_ids;            /* one is written as an integer, several as a list) */
     rlvr_port_progress_fn progress; /* may be NULL */
     void *progress_user;
 } rlvr_export_options;

@@ -8,6 +8,15 @@
  * first is taken). From a GGUF file: the tokenizer.ggml.* vocabulary
  * (io/gguf_tokenizer.h) and tokenizer.chat_template.
  *
+ * With them, the ids the model declares for generation
+ * (rlvr_tokenizer_set_generation): from a directory, bos_token_id and
+ * eos_token_id (an id or a list) of generation_config.json, else of
+ * config.json, else the ids of tokenizer_config.json's bos_token and
+ * eos_token texts (which must be added tokens); from a GGUF file,
+ * tokenizer.ggml.bos_token_id and the eos, eot and eom ids. A malformed
+ * file or field, or an id outside the vocabulary, is RLVR_EFORMAT naming
+ * the file and the field.
+ *
  * `family` NULL recognises the family from the template; a family name
  * ("chatml", "llama3", "mistral") renders that family instead, for a
  * template rlvr does not recognise or a model without one. Errors name the

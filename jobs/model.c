@@ -9,6 +9,7 @@
 #include "io/hf_model.h"
 #include "io/model_tokenizer.h"
 #include "jobs/commands.h"
+#include "policy/template.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -82,6 +83,25 @@ static int load_tokenizer(const char *src, const char *family, rlvr_tokenizer **
     return rc;
 }
 
+/* The texts of the ids sampling stops at, space-separated, for the summary line. */
+static void stop_texts(const rlvr_tokenizer *tok, char *out, size_t cap) {
+    int32_t stops[RLVR_TEMPLATE_MAX_STOPS];
+    int n = rlvr_template_stop_tokens(tok, stops);
+    size_t at = 0;
+    out[0] = '\0';
+    for (int i = 0; i < n && at + 1 < cap; i++) {
+        char text[128];
+        size_t len = 0;
+        if (rlvr_tokenizer_decode(tok, &stops[i], 1, true, text, sizeof text, &len) < 0) {
+            rlvr_error_clear();
+            snprintf(text, sizeof text, "id %d", (int)stops[i]);
+        }
+        int k = snprintf(out + at, cap - at, "%s%s", i ? " " : "", text);
+        if (k < 0 || (size_t)k >= cap - at) break;
+        at += (size_t)k;
+    }
+}
+
 static int cmd_import(int argc, char **argv) {
     const char *src = NULL, *out = NULL, *family = NULL;
     int64_t max_seq = RLVR_IMPORT_MAX_SEQ_DEFAULT;
@@ -117,12 +137,13 @@ static int cmd_import(int argc, char **argv) {
     if (rc == 0) rc = rlvr_port_save_checkpoint(out, m, tok);
     if (rc == 0) {
         const rlvr_model_config *c = rlvr_model_config_of(m);
-        char desc[96];
+        char desc[96], stops[512];
         rlvr_tokenizer_describe(tok, desc, sizeof desc);
+        stop_texts(tok, stops, sizeof stops);
         printf("imported %s: %zu parameters, %d layers, d_model %d, vocab %d, max_seq %d; tokenizer %s, chat "
-               "format %s -> %s\n",
+               "format %s, replies stop at %s -> %s\n",
                src, rlvr_model_num_params(m), c->n_layers, c->d_model, c->vocab, c->max_seq, desc,
-               rlvr_chat_family_name(rlvr_tokenizer_chat(tok)->family), out);
+               rlvr_chat_family_name(rlvr_tokenizer_chat(tok)->family), stops, out);
     }
     rlvr_tokenizer_free(tok);
     rlvr_model_free(m);
@@ -162,14 +183,25 @@ static int token_text(const rlvr_tokenizer *tok, int32_t id, char *buf, size_t c
 /* A pretrained model's tokenizer goes with an HF export: tokenizer.json and
  * tokenizer_config.json (chat template, the conversation's first and the
  * turn's end token); rlvr's own tokenizers have no HF form. */
-static int export_tokenizer(const rlvr_tokenizer *tok, rlvr_export_options *opt, char bos[256], char eos[256]) {
+static int export_tokenizer(const rlvr_tokenizer *tok, rlvr_export_options *opt, char bos[256], char eos[256],
+                            int32_t eos_ids[RLVR_TOKENIZER_MAX_EOS + 1]) {
     if (rlvr_tokenizer_kind_of(tok) != RLVR_TOKENIZER_HF) return 0;
     RLVR_TRY(rlvr_tokenizer_hf_json(tok, &opt->tokenizer_json, &opt->tokenizer_json_len));
     size_t len = 0;
     opt->chat_template = rlvr_tokenizer_chat_template(tok, &len);
     const rlvr_chat *c = rlvr_tokenizer_chat(tok);
-    opt->bos_token_id = c->begin;
-    opt->eos_token_id = c->turn_end;
+    /* generation_config.json: what the model declared, with the turn end
+     * first when it is not among them, so generate stops where a reply ends */
+    int n = 0;
+    const int32_t *declared = rlvr_tokenizer_generation_eos(tok, &n);
+    bool has_turn_end = false;
+    for (int i = 0; i < n; i++) has_turn_end |= declared[i] == c->turn_end;
+    opt->n_eos_token_ids = 0;
+    if (!has_turn_end && c->turn_end >= 0) eos_ids[opt->n_eos_token_ids++] = c->turn_end;
+    for (int i = 0; i < n; i++) eos_ids[opt->n_eos_token_ids++] = declared[i];
+    opt->eos_token_ids = eos_ids;
+    int32_t gen_bos = rlvr_tokenizer_generation_bos(tok);
+    opt->bos_token_id = gen_bos >= 0 ? gen_bos : c->begin;
     RLVR_TRY(token_text(tok, c->begin, bos, 256, &opt->bos_token));
     return token_text(tok, c->turn_end, eos, 256, &opt->eos_token);
 }
@@ -199,8 +231,9 @@ static int cmd_export(int argc, char **argv) {
     rlvr_model *m = NULL;
     rlvr_tokenizer *tok = NULL;
     char bos[256], eos[256];
+    int32_t eos_ids[RLVR_TOKENIZER_MAX_EOS + 1];
     int rc = load_checkpoint(ckpt, &m, &tok);
-    if (rc == 0 && !gguf) rc = export_tokenizer(tok, &opt, bos, eos);
+    if (rc == 0 && !gguf) rc = export_tokenizer(tok, &opt, bos, eos, eos_ids);
     if (rc == 0) rc = gguf ? rlvr_gguf_export(m, gguf, &opt) : rlvr_hf_export(m, dir, &opt);
     if (rc == 0) printf("exported %s -> %s (%s)\n", ckpt, gguf ? gguf : dir, rlvr_export_dtype_name(opt.dtype));
     rlvr_tokenizer_free(tok);

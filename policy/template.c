@@ -147,11 +147,16 @@ int rlvr_template_assistant_reply(rlvr_token_buf *b, const rlvr_tokenizer *t, co
     return push_special(b, t, RLVR_SPECIAL_END_OF_TURN, m);
 }
 
-int rlvr_template_stop_tokens(const rlvr_tokenizer *t, int32_t out[2]) {
+int rlvr_template_stop_tokens(const rlvr_tokenizer *t, int32_t out[RLVR_TEMPLATE_MAX_STOPS]) {
     const rlvr_chat *c = rlvr_tokenizer_chat(t);
-    out[0] = c->turn_end;
-    out[1] = c->episode_end;
-    return c->episode_end >= 0 ? 2 : 1;
+    int n = 0;
+    out[n++] = c->turn_end;
+    if (c->episode_end >= 0) out[n++] = c->episode_end;
+    int n_eos = 0;
+    const int32_t *eos = rlvr_tokenizer_generation_eos(t, &n_eos);
+    for (int i = 0; i < n_eos; i++)
+        if (eos[i] != c->turn_end && eos[i] != c->episode_end) out[n++] = eos[i];
+    return n;
 }
 
 void rlvr_template_call_markers(const rlvr_tokenizer *t, const char **open, const char **close) {
@@ -164,7 +169,7 @@ void rlvr_template_call_markers(const rlvr_tokenizer *t, const char **open, cons
     *close = rlvr_special_name(RLVR_SPECIAL_TOOL_CALL_CLOSE);
 }
 
-int32_t rlvr_template_episode_end(const rlvr_tokenizer *t) { return rlvr_tokenizer_chat(t)->episode_end; }
+bool rlvr_template_ends_episode(const rlvr_tokenizer *t, int32_t id) { return rlvr_tokenizer_ends_episode(t, id); }
 
 /* ---- parsing a sampled turn ---- */
 

@@ -84,19 +84,24 @@ int rlvr_template_observation(rlvr_token_buf *b, const rlvr_tokenizer *t, const 
 int rlvr_template_assistant_reply(rlvr_token_buf *b, const rlvr_tokenizer *t, const char *text, size_t len,
                                   const char *call, size_t call_len);
 
+#define RLVR_TEMPLATE_MAX_STOPS (2 + RLVR_TOKENIZER_MAX_EOS)
+
 /* The ids that end a policy turn: out[0] = the turn's end (<|end_of_turn|>
- * natively), out[1] = the episode's end (<|eos|>) where the format has one.
- * Returns the count (1 or 2). */
-int rlvr_template_stop_tokens(const rlvr_tokenizer *t, int32_t out[2]);
+ * natively), then the episode's end (<|eos|>) where the format has one, then
+ * a pretrained model's declared eos ids that are neither
+ * (rlvr_tokenizer_set_generation). Returns the count (1 ..
+ * RLVR_TEMPLATE_MAX_STOPS). */
+int rlvr_template_stop_tokens(const rlvr_tokenizer *t, int32_t out[RLVR_TEMPLATE_MAX_STOPS]);
 
 /* How the policy writes a tool call, for prompts and error messages:
  * natively the names of the <|tool_call|> and <|/tool_call|> special
  * tokens, in the chat families the text "<tool_call>" and "</tool_call>". */
 void rlvr_template_call_markers(const rlvr_tokenizer *t, const char **open, const char **close);
 
-/* The id with which the policy ends the whole episode (<|eos|> natively),
- * -1 when the format has none (mistral: </s> ends every reply). */
-int32_t rlvr_template_episode_end(const rlvr_tokenizer *t);
+/* Whether a sampled id ends the whole episode: the format's episode end
+ * (<|eos|> natively; mistral has none, </s> ends every reply) or a declared
+ * eos id other than the turn end (rlvr_tokenizer_ends_episode). */
+bool rlvr_template_ends_episode(const rlvr_tokenizer *t, int32_t id);
 
 /* ---- reading a sampled turn back (ids only, no re-tokenisation) ---- */
 

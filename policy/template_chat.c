@@ -332,13 +332,19 @@ static void split_call(rlvr_reply_parts *out, const char *s, size_t len, const s
     out->call_end = e > b ? token_at(starts, body, e - 1) + 1 : out->call_start;
 }
 
+/* A reply's text runs to its first special token, or to a declared eos id
+ * that the vocabulary does not mark special. */
+static bool ends_body(const rlvr_tokenizer *t, int32_t id) {
+    return rlvr_tokenizer_is_special(t, id) || rlvr_tokenizer_ends_episode(t, id);
+}
+
 void rlvr_chat_parse_reply(const rlvr_tokenizer *t, const rlvr_chat *c, const int32_t *ids, int32_t n,
                            rlvr_reply_parts *out) {
     *out = (rlvr_reply_parts){.call_start = -1, .call_end = -1, .end_token = -1};
     int32_t body = 0;
-    while (body < n && !rlvr_tokenizer_is_special(t, ids[body])) body++;
+    while (body < n && !ends_body(t, ids[body])) body++;
     int32_t i = body;
-    if (i < n && (ids[i] == c->turn_end || (c->episode_end >= 0 && ids[i] == c->episode_end))) out->end_token = ids[i++];
+    if (i < n && (ids[i] == c->turn_end || rlvr_tokenizer_ends_episode(t, ids[i]))) out->end_token = ids[i++];
     if (i < n) out->malformed = 1; /* a stray special, or tokens after the end */
     char *s = NULL;
     size_t *starts = NULL;
@@ -356,7 +362,7 @@ void rlvr_chat_parse_reply(const rlvr_tokenizer *t, const rlvr_chat *c, const in
 int rlvr_chat_reply_text(const rlvr_tokenizer *t, const int32_t *ids, int32_t n, const rlvr_reply_parts *p,
                          bool call, char **out, size_t *len) {
     int32_t body = 0, vocab = rlvr_tokenizer_vocab_size(t);
-    for (; body < n && !rlvr_tokenizer_is_special(t, ids[body]); body++)
+    for (; body < n && !ends_body(t, ids[body]); body++)
         if (ids[body] < 0 || ids[body] >= vocab)
             return RLVR_FAIL(RLVR_EINVAL, "token id %d is outside the vocabulary", (int)ids[body]);
     char *s = NULL;

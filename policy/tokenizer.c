@@ -28,6 +28,10 @@ struct rlvr_tokenizer {
     rlvr_chat chat;
     char *chat_template; /* the Jinja text it was recognised from (NUL-terminated), NULL when none */
     size_t chat_template_len;
+    /* what a pretrained model's files declare for generation (HF only) */
+    int32_t gen_bos;                          /* -1: none */
+    int32_t gen_eos[RLVR_TOKENIZER_MAX_EOS]; /* (n_gen_eos) ids generation stops at */
+    int n_gen_eos;
     /* HF only */
     rlvr_hf_tokenizer *hf;
 };
@@ -63,6 +67,7 @@ int rlvr_tokenizer_new_byte(rlvr_tokenizer **out) {
     rlvr_tokenizer *t;
     RLVR_ALLOC(t, 1);
     t->kind = RLVR_TOKENIZER_BYTE;
+    t->gen_bos = -1;
     /* specials follow the bytes in enum order */
     for (int i = 0; i < RLVR_SPECIAL_COUNT; i++) t->special_ids[i] = BYTE_TOKENS + i;
     t->vocab_size = BYTE_TOKENS + RLVR_SPECIAL_COUNT;
@@ -167,6 +172,7 @@ int rlvr_tokenizer_new_hf_json(rlvr_tokenizer **out, const char *json, size_t le
     rlvr_tokenizer *t;
     RLVR_ALLOC(t, 1);
     t->kind = RLVR_TOKENIZER_HF;
+    t->gen_bos = -1;
     for (int i = 0; i < RLVR_SPECIAL_COUNT; i++) t->special_ids[i] = -1; /* rlvr's fixed specials do not exist */
     int rc = rlvr_hf_new(&t->hf, json, len, source);
     if (rc < 0) {
@@ -198,6 +204,7 @@ int rlvr_tokenizer_clone(rlvr_tokenizer **out, const rlvr_tokenizer *t) {
                                                : rlvr_tokenizer_new_byte(&c));
     }
     int rc = copy_chat(c, t);
+    if (rc == 0) rc = rlvr_tokenizer_set_generation(c, t->gen_bos, t->gen_eos, t->n_gen_eos, "a tokenizer copy");
     if (rc != 0) {
         rlvr_tokenizer_free(c);
         return rc;
@@ -225,8 +232,13 @@ static bool same_chat(const rlvr_tokenizer *a, const rlvr_tokenizer *b) {
     return a->chat_template_len == 0 || memcmp(a->chat_template, b->chat_template, a->chat_template_len) == 0;
 }
 
+static bool same_generation(const rlvr_tokenizer *a, const rlvr_tokenizer *b) {
+    return a->gen_bos == b->gen_bos && a->n_gen_eos == b->n_gen_eos &&
+           memcmp(a->gen_eos, b->gen_eos, (size_t)a->n_gen_eos * sizeof *a->gen_eos) == 0;
+}
+
 bool rlvr_tokenizer_equal(const rlvr_tokenizer *a, const rlvr_tokenizer *b) {
-    if (!same_chat(a, b)) return false;
+    if (!same_chat(a, b) || !same_generation(a, b)) return false;
     if (a->kind == RLVR_TOKENIZER_HF && b->kind == RLVR_TOKENIZER_HF) {
         size_t la, lb;
         const char *ja = rlvr_hf_json(a->hf, &la), *jb = rlvr_hf_json(b->hf, &lb);
@@ -515,4 +527,45 @@ const rlvr_chat *rlvr_tokenizer_chat(const rlvr_tokenizer *t) { return &t->chat;
 const char *rlvr_tokenizer_chat_template(const rlvr_tokenizer *t, size_t *len) {
     *len = t->chat_template_len;
     return t->chat_template;
+}
+
+/* ---- the model's declared generation tokens ---- */
+
+int rlvr_tokenizer_set_generation(rlvr_tokenizer *t, int32_t bos, const int32_t *eos, int n_eos, const char *source) {
+    if (n_eos < 0 || n_eos > RLVR_TOKENIZER_MAX_EOS)
+        return RLVR_FAIL(RLVR_EFORMAT, "%s: %d end-of-sequence ids; rlvr keeps at most %d", source, n_eos,
+                         RLVR_TOKENIZER_MAX_EOS);
+    if (bos < -1 || bos >= t->vocab_size)
+        return RLVR_FAIL(RLVR_EFORMAT, "%s: bos_token_id %d is outside the tokenizer's %d ids", source, (int)bos,
+                         (int)t->vocab_size);
+    int32_t kept[RLVR_TOKENIZER_MAX_EOS];
+    int n = 0;
+    for (int i = 0; i < n_eos; i++) {
+        if (eos[i] < 0 || eos[i] >= t->vocab_size)
+            return RLVR_FAIL(RLVR_EFORMAT, "%s: eos_token_id %d is outside the tokenizer's %d ids", source,
+                             (int)eos[i], (int)t->vocab_size);
+        bool seen = false;
+        for (int j = 0; j < n; j++) seen |= kept[j] == eos[i];
+        if (!seen) kept[n++] = eos[i];
+    }
+    t->gen_bos = bos;
+    memcpy(t->gen_eos, kept, (size_t)n * sizeof *kept);
+    t->n_gen_eos = n;
+    return 0;
+}
+
+int32_t rlvr_tokenizer_generation_bos(const rlvr_tokenizer *t) { return t->gen_bos; }
+
+const int32_t *rlvr_tokenizer_generation_eos(const rlvr_tokenizer *t, int *n) {
+    *n = t->n_gen_eos;
+    return t->gen_eos;
+}
+
+bool rlvr_tokenizer_ends_episode(const rlvr_tokenizer *t, int32_t id) {
+    if (id < 0) return false;
+    if (id == t->chat.episode_end) return true;
+    if (id == t->chat.turn_end) return false;
+    for (int i = 0; i < t->n_gen_eos; i++)
+        if (t->gen_eos[i] == id) return true;
+    return false;
 }

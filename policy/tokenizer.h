@@ -96,7 +96,8 @@ void rlvr_tokenizer_free(rlvr_tokenizer *t);
 /* The merges of a BPE tokenizer (2 · *n ids), NULL and 0 for the byte and
  * HF ones (an HF tokenizer's merges stay in its tokenizer.json). */
 const int32_t *rlvr_tokenizer_merges(const rlvr_tokenizer *t, int32_t *n);
-/* Same kind and same merges (HF: the same tokenizer.json bytes). */
+/* Same kind and same merges (HF: the same tokenizer.json bytes), same chat
+ * format and declared generation ids. */
 bool rlvr_tokenizer_equal(const rlvr_tokenizer *a, const rlvr_tokenizer *b);
 /* "byte", "bpe (N merges)" or "hf bpe (V ids, M merges, A added)" for messages. */
 void rlvr_tokenizer_describe(const rlvr_tokenizer *t, char *out, size_t cap);
@@ -166,5 +167,26 @@ int rlvr_tokenizer_set_chat(rlvr_tokenizer *t, const char *family, const char *j
 const rlvr_chat *rlvr_tokenizer_chat(const rlvr_tokenizer *t);
 /* The Jinja text set with the format (NUL-terminated), NULL when none. */
 const char *rlvr_tokenizer_chat_template(const rlvr_tokenizer *t, size_t *len);
+
+/* ---- what a pretrained model declares for generation ---- */
+
+#define RLVR_TOKENIZER_MAX_EOS 8
+
+/* Sets the ids a pretrained model's files declare (generation_config.json
+ * or config.json bos_token_id/eos_token_id, a GGUF's tokenizer.ggml.*_token_id):
+ * `bos` (-1: none) and the n_eos ids generation ends at, in their order,
+ * repeats dropped. Sampling stops at each of them besides the chat format's
+ * turn end; one that is not the turn end ends the episode, as the format's
+ * episode end does. Copies, checkpoints and HF exports carry them.
+ * RLVR_EFORMAT naming `source` for an id outside the vocabulary or more
+ * than RLVR_TOKENIZER_MAX_EOS ids; the tokenizer is unchanged on failure. */
+int rlvr_tokenizer_set_generation(rlvr_tokenizer *t, int32_t bos, const int32_t *eos, int n_eos, const char *source);
+/* The declared bos id, -1 when none was declared. */
+int32_t rlvr_tokenizer_generation_bos(const rlvr_tokenizer *t);
+/* The declared eos ids (*n of them, 0 when none were declared). */
+const int32_t *rlvr_tokenizer_generation_eos(const rlvr_tokenizer *t, int *n);
+/* True when a sampled `id` ends the episode: the chat format's episode end,
+ * or a declared eos id other than the format's turn end. */
+bool rlvr_tokenizer_ends_episode(const rlvr_tokenizer *t, int32_t id);
 
 #endif

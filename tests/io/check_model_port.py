@@ -125,8 +125,9 @@ def add_tokenizer(path):
     fast.save_pretrained(path)
 
 
-def gguf_tokenizer_metadata(w):
-    """The same tokenizer as llama.cpp's converter writes it."""
+def gguf_tokenizer_metadata(w, eos_id=None):
+    """The same tokenizer as llama.cpp's converter writes it (another
+    eos id when given)."""
     j = json.loads(tiny_tokenizer().to_str())
     vocab = sorted(j["model"]["vocab"].items(), key=lambda kv: kv[1])
     merges = [m if isinstance(m, str) else " ".join(m) for m in j["model"]["merges"]]
@@ -135,20 +136,62 @@ def gguf_tokenizer_metadata(w):
     w.add_token_list([t for t, _ in vocab])
     w.add_token_types([3 if t in SPECIALS else 1 for t, _ in vocab])
     w.add_token_merges(merges)
-    w.add_eos_token_id(j["model"]["vocab"]["<|im_end|>"])
+    w.add_bos_token_id(j["model"]["vocab"]["<|im_start|>"])
+    w.add_eos_token_id(j["model"]["vocab"]["<|im_end|>"] if eos_id is None else eos_id)
     w.add_chat_template(TEMPLATE)
 
 
+def expected_declared(src):
+    """The ids a directory declares for generation, as transformers reads
+    them: generation_config.json, else config.json, else the tokenizer's
+    bos/eos texts; eos as a list without repeats."""
+    bos = eos = None
+    for name in ("generation_config.json", "config.json"):
+        path = os.path.join(src, name)
+        if os.path.exists(path):
+            with open(path) as f:
+                j = json.load(f)
+            bos = j.get("bos_token_id") if bos is None else bos
+            eos = j.get("eos_token_id") if eos is None else eos
+    tok = AutoTokenizer.from_pretrained(src)
+    bos = tok.bos_token_id if bos is None else bos
+    eos = tok.eos_token_id if eos is None else eos
+    eos = [] if eos is None else eos if isinstance(eos, list) else [eos]
+    return (-1 if bos is None else bos), list(dict.fromkeys(eos))
+
+
+def stored_declared(ckpt):
+    with h5py.File(ckpt, "r") as h5:
+        g = h5["tokenizer"]
+        bos = int(g.attrs["bos_token_id"]) if "bos_token_id" in g.attrs else -1
+        eos = [int(x) for x in g["eos_token_ids"][...]] if "eos_token_ids" in g else []
+    return bos, eos
+
+
+def check_declared(ckpt, want, what):
+    got = stored_declared(ckpt)
+    if got != want:
+        fail(f"{what}: declared bos/eos ids {got}, expected {want}")
+    else:
+        print(f"{case}: {what}: declared bos {got[0]}, eos {got[1]}")
+
+
 def check_chat(src, out):
-    """The exported tokenizer renders a conversation as the source's does."""
+    """The exported tokenizer renders a conversation as the source's does;
+    generation_config.json carries the declared ids, the turn end first
+    when they lack it."""
     msgs = [{"role": "user", "content": "What is 2 + 3?"}]
     a = AutoTokenizer.from_pretrained(src).apply_chat_template(msgs, add_generation_prompt=True)
     b = AutoTokenizer.from_pretrained(out).apply_chat_template(msgs, add_generation_prompt=True)
     if a != b:
         fail(f"HF export: the exported tokenizer renders {b}, the source {a}")
-    eos = GenerationConfig.from_pretrained(out).eos_token_id
-    if eos != tiny_tokenizer().token_to_id("<|im_end|>"):
-        fail(f"HF export: generation_config.json eos_token_id {eos}, expected <|im_end|>'s id")
+    gen = GenerationConfig.from_pretrained(out)
+    bos, eos = expected_declared(src)
+    turn_end = tiny_tokenizer().token_to_id("<|im_end|>")
+    want = eos if turn_end in eos else [turn_end] + eos
+    got = gen.eos_token_id if isinstance(gen.eos_token_id, list) else [gen.eos_token_id]
+    if got != want or (bos >= 0 and gen.bos_token_id != bos):
+        fail(f"HF export: generation_config.json bos {gen.bos_token_id} eos {got}, expected bos {bos} eos {want}")
 
 
 def reference_logprobs(path, ids):
@@ -293,10 +336,10 @@ def gguf_metadata(w, cfg, arch):
     w.add_rope_dimension_count(cfg.hidden_size // cfg.num_attention_heads)
 
 
-def write_gguf(path, tensors, cfg, arch, qtype, extra=None):
+def write_gguf(path, tensors, cfg, arch, qtype, extra=None, eos_id=None):
     w = gguf.GGUFWriter(path, arch)
     gguf_metadata(w, cfg, arch)
-    gguf_tokenizer_metadata(w)
+    gguf_tokenizer_metadata(w, eos_id)
     for name, v in tensors.items():
         if v.ndim == 1 or qtype == Q.F32:
             w.add_tensor(name, v.astype(np.float32))
@@ -359,6 +402,8 @@ def check_gguf_import(base_ckpt, weights, cfg, arch, ids, want, extra=None):
                     if not np.array_equal(a["model/params/" + k][...], b["model/params/" + k][...]):
                         fail(f"GGUF F32 import: {k} differs from the safetensors import")
             compare_logprobs("GGUF F32 import", rlvr_logprobs(ckpt, ids), want)
+            t = tiny_tokenizer()
+            check_declared(ckpt, (t.token_to_id("<|im_start|>"), [t.token_to_id("<|im_end|>")]), "GGUF import")
             a, b = (run(rlvr, "model", "info", c).stdout.splitlines()[1:] for c in (ckpt, base_ckpt))
             if a != b:
                 fail(f"GGUF F32 import: model info differs from the safetensors import: {a} vs {b}")
@@ -463,11 +508,16 @@ def model_case():
     src = os.path.join(work, "src")
     m = make_model(case)
     save(m, src, case)
+    if case == "llama3":  # Llama 3.1 declares several ids generation ends at
+        t = tiny_tokenizer()
+        GenerationConfig(bos_token_id=t.token_to_id("<|im_start|>"), eos_token_id=[
+            t.token_to_id("<|im_end|>"), t.token_to_id("<|endoftext|>")]).save_pretrained(src)
     ids = [int(x) for x in rng.integers(0, COMMON["vocab_size"], size=40)]
     want, _ = reference_logprobs(src, ids)
     ckpt = os.path.join(work, "model.h5")
     if not rlvr_import(src, ckpt):
         return
+    check_declared(ckpt, expected_declared(src), "safetensors import")
     if os.path.exists(ckpt + ".tmp"):
         fail("import left its temporary directory behind")
     check_info(ckpt)
@@ -564,6 +614,28 @@ def usage_errors():
             fail(f"rlvr model {' '.join(args)}: exit {r.returncode}, expected 2")
 
 
+def declared_refusals():
+    """Malformed generation ids: refused naming the file and the field."""
+    for name, text, needles in (
+            ("gen_json", "{", ["generation_config.json"]),
+            ("gen_range", '{"eos_token_id": [2, 5000]}', ["generation_config.json", "eos_token_id", "5000"]),
+            ("gen_type", '{"bos_token_id": "x"}', ["generation_config.json", "bos_token_id", "token id"])):
+        d = variant(name)
+        with open(os.path.join(d, "generation_config.json"), "w") as f:
+            f.write(text)
+        expect_refusal(f"generation_config.json {text}", [d], [d + "/" + n for n in needles[:1]] + needles[1:])
+    d = variant("config_eos", lambda c: c.update(eos_token_id=-3))
+    expect_refusal("config.json eos_token_id -3", [d], [d + "/config.json", "eos_token_id"])
+    d = variant("tok_eos")
+    path = os.path.join(d, "tokenizer_config.json")
+    with open(path) as f:
+        j = json.load(f)
+    j["eos_token"] = "<|nope|>"
+    with open(path, "w") as f:
+        json.dump(j, f)
+    expect_refusal("tokenizer_config.json eos_token not an added token", [d], [path, "eos_token", "<|nope|>"])
+
+
 def bad_case():
     usage_errors()
     src = os.path.join(work, "src")
@@ -601,7 +673,11 @@ def bad_case():
     d = variant("qwen_window", lambda c: c.update(architectures=["Qwen2ForCausalLM"], model_type="qwen2",
                                                   use_sliding_window=True))
     expect_refusal("Qwen2 use_sliding_window", [d], [d + "/config.json", "use_sliding_window"])
+    declared_refusals()
     weights, cfg = hf_weights(src)
+    path = os.path.join(work, "bad_eos.gguf")
+    write_gguf(path, gguf_tensors(weights, cfg, "llama"), cfg, "llama", Q.F32, eos_id=5000)
+    expect_refusal("GGUF eos id outside the vocabulary", [path], [path, "tokenizer.ggml.eos_token_id", "5000"])
     path = os.path.join(work, "gpt2.gguf")
     write_gguf(path, gguf_tensors(weights, cfg, "llama"), cfg, "gpt2", Q.F32)
     expect_refusal("GGUF architecture gpt2", [path], [path, "general.architecture", "gpt2"])

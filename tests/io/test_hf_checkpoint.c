@@ -73,6 +73,35 @@ static void test_chat_needs_markers(const rlvr_tokenizer *tok) {
     rlvr_tokenizer_free(t);
 }
 
+/* Declared generation ids travel with the tokenizer; stored ones outside
+ * the vocabulary are refused naming the checkpoint. */
+static void test_generation_ids(const char *dir, const rlvr_tokenizer *tok, char *path, size_t cap) {
+    rlvr_tokenizer *t = NULL;
+    CHECK_OK(rlvr_tokenizer_clone(&t, tok));
+    if (!t) return;
+    CHECK_OK(rlvr_tokenizer_set_generation(t, 2, (const int32_t[]){5, 7}, 2, "gen"));
+    test_round_trip(dir, t, path, cap);
+    rlvr_tokenizer *back = NULL;
+    CHECK_OK(read_back(path, &back));
+    int n = 0;
+    const int32_t *eos = back ? rlvr_tokenizer_generation_eos(back, &n) : NULL;
+    CHECK(back && rlvr_tokenizer_generation_bos(back) == 2 && n == 2 && eos[0] == 5 && eos[1] == 7);
+    CHECK(back && !rlvr_tokenizer_equal(back, tok));
+    rlvr_tokenizer_free(back);
+
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t g = H5Gopen2(f, "tokenizer", H5P_DEFAULT);
+    H5Ldelete(g, "eos_token_ids", H5P_DEFAULT);
+    hsize_t dims[1] = {1};
+    CHECK_OK(rlvr_h5_write_array(g, "eos_token_ids", RLVR_DT_I32, 1, dims, (const int32_t[]){9}, 0));
+    H5Gclose(g);
+    H5Fclose(f);
+    CHECK(read_back(path, &back) == RLVR_EFORMAT && !back);
+    CHECK_MSG(strstr(rlvr_error_last(), path) && strstr(rlvr_error_last(), "eos_token_id 9 is outside"), "%s",
+              rlvr_error_last());
+    rlvr_tokenizer_free(t);
+}
+
 int main(void) {
     char dir[4096], path[4096];
     fixture_tmpdir(dir, sizeof dir, "hfckpt");
@@ -82,6 +111,7 @@ int main(void) {
         test_round_trip(dir, tok, path, sizeof path);
         test_damaged(path);
         test_chat_needs_markers(tok);
+        test_generation_ids(dir, tok, path, sizeof path);
     }
     rlvr_tokenizer_free(tok);
     fixture_rmtree(dir);

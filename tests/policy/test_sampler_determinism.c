@@ -177,7 +177,7 @@ static int run_case(sim_run *run, const rlvr_model *m, const rlvr_tokenizer *t, 
     omp_set_num_threads(2);
     if (rc < 0) return rc;
     if (rows_each > 0) sampler_set_schedule(s, 0.0, 0.0, rows_each);
-    int32_t stops[12];
+    int32_t stops[RLVR_TEMPLATE_MAX_STOPS + 2];
     int n = rlvr_template_stop_tokens(t, stops);
     stops[n++] = ' ';
     stops[n++] = 'e';

@@ -144,7 +144,7 @@ static void test_template(const rlvr_tokenizer *t) {
     CHECK(b.n_policy == policy);
 
     /* parse the first policy turn back from its ids */
-    int32_t stops[2];
+    int32_t stops[RLVR_TEMPLATE_MAX_STOPS];
     CHECK(rlvr_template_stop_tokens(t, stops) == 2);
     CHECK(stops[0] == rlvr_tokenizer_special(t, RLVR_SPECIAL_END_OF_TURN));
     CHECK(stops[1] == rlvr_tokenizer_special(t, RLVR_SPECIAL_EOS));
