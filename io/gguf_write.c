@@ -2,6 +2,7 @@
 #include "io/gguf_write.h"
 #include "core/error.h"
 #include "io/gguf_model.h"
+#include "io/gguf_tokenizer.h"
 #include "io/weights_file.h"
 
 #include <stdio.h>
@@ -86,11 +87,37 @@ int rlvr_gguf_writer_kv_u32(rlvr_gguf_writer *w, const char *key, uint32_t value
     return w->kv.oom ? RLVR_FAIL(RLVR_ENOMEM, "out of memory") : 0;
 }
 
+int rlvr_gguf_writer_kv_bool(rlvr_gguf_writer *w, const char *key, bool value) {
+    RLVR_TRY(kv_head(w, key, RLVR_GGUF_BOOL));
+    put_le(&w->kv, value ? 1 : 0, 1);
+    return w->kv.oom ? RLVR_FAIL(RLVR_ENOMEM, "out of memory") : 0;
+}
+
 int rlvr_gguf_writer_kv_f32(rlvr_gguf_writer *w, const char *key, float value) {
     uint32_t bits;
     memcpy(&bits, &value, 4);
     RLVR_TRY(kv_head(w, key, RLVR_GGUF_F32));
     put_le(&w->kv, bits, 4);
+    return w->kv.oom ? RLVR_FAIL(RLVR_ENOMEM, "out of memory") : 0;
+}
+
+int rlvr_gguf_writer_kv_strings(rlvr_gguf_writer *w, const char *key, const char *const *strs, const size_t *lens,
+                                uint64_t n) {
+    RLVR_TRY(kv_head(w, key, RLVR_GGUF_ARRAY));
+    put_le(&w->kv, RLVR_GGUF_STRING, 4);
+    put_le(&w->kv, n, 8);
+    for (uint64_t i = 0; i < n; i++) {
+        put_le(&w->kv, lens[i], 8);
+        put_bytes(&w->kv, strs[i], lens[i]);
+    }
+    return w->kv.oom ? RLVR_FAIL(RLVR_ENOMEM, "out of memory") : 0;
+}
+
+int rlvr_gguf_writer_kv_i32s(rlvr_gguf_writer *w, const char *key, const int32_t *v, uint64_t n) {
+    RLVR_TRY(kv_head(w, key, RLVR_GGUF_ARRAY));
+    put_le(&w->kv, RLVR_GGUF_I32, 4);
+    put_le(&w->kv, n, 8);
+    for (uint64_t i = 0; i < n; i++) put_le(&w->kv, (uint32_t)v[i], 4);
     return w->kv.oom ? RLVR_FAIL(RLVR_ENOMEM, "out of memory") : 0;
 }
 
@@ -182,6 +209,20 @@ static int metadata(rlvr_gguf_writer *w, const rlvr_model_config *c, const char 
     return rlvr_gguf_writer_kv_f32(w, key, c->rope_theta);
 }
 
+/* A pretrained model's tokenizer and chat template, so llama.cpp can run the file. */
+static int put_tokenizer(rlvr_gguf_writer *w, const rlvr_export_options *opt) {
+    int32_t eos = opt->n_eos_token_ids > 0 ? opt->eos_token_ids[0] : -1;
+    rlvr_gguf_tokenizer_spec spec = {.json = opt->tokenizer_json,
+                                     .len = opt->tokenizer_json_len,
+                                     .source = "the checkpoint's tokenizer (/tokenizer/json)",
+                                     .chat_template = opt->chat_template,
+                                     .bos = opt->bos_token_id,
+                                     .eos = eos,
+                                     .eot = opt->turn_end_token_id != eos ? opt->turn_end_token_id : -1,
+                                     .add_bos = opt->bos_token != NULL};
+    return rlvr_gguf_put_tokenizer(w, &spec);
+}
+
 static int write_model(const rlvr_model *m, const char *path, const rlvr_export_options *opt, rlvr_gguf_writer *w) {
     const rlvr_model_config *c = rlvr_model_config_of(m);
     const char *arch = c->qkv_bias ? "qwen2" : "llama";
@@ -195,6 +236,7 @@ static int write_model(const rlvr_model *m, const char *path, const rlvr_export_
     if (scaled) rlvr_port_llama3_divisors(c, factors);
     rlvr_port_options po = {.progress = opt->progress, .progress_user = opt->progress_user};
     RLVR_TRY(metadata(w, c, arch, opt->dtype));
+    if (opt->tokenizer_json) RLVR_TRY(put_tokenizer(w, opt));
     RLVR_TRY(rlvr_port_for_each(m, rlvr_gguf_tensor_names(), declare, &e, NULL));
     if (scaled) RLVR_TRY(rlvr_gguf_writer_add(w, "rope_freqs.weight", RLVR_GGML_F32, 1, &n_factors));
     RLVR_TRY(rlvr_gguf_writer_open(w, path));

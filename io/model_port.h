@@ -103,6 +103,7 @@ typedef struct {
     int32_t bos_token_id;           /* generation_config.json's bos_token_id (-1: none) and */
     const int32_t *eos_token_ids;   /* eos_token_id: generate stops at each of these (n_eos_token_ids; */
     int n_eos_token_ids;            /* one is written as an integer, several as a list) */
+    int32_t turn_end_token_id;      /* GGUF: tokenizer.ggml.eot_token_id when not eos_token_ids[0] (-1: none) */
     rlvr_port_progress_fn progress; /* may be NULL */
     void *progress_user;
 } rlvr_export_options;

@@ -21,7 +21,7 @@ static void usage(FILE *out) {
     fprintf(out,
             "usage: rlvr model import SRC --out CKPT.h5 [--max-seq N] [--template FAMILY]\n"
             "       rlvr model export CKPT --out DIR [--dtype f32|bf16|f16]\n"
-            "       rlvr model export CKPT --gguf FILE.gguf [--dtype f32|f16]\n"
+            "       rlvr model export CKPT --gguf FILE.gguf [--dtype f32|f16] [--no-tokenizer]\n"
             "       rlvr model info SRC\n"
             "  SRC           a Hugging Face model directory (config.json + model.safetensors or its\n"
             "                index) of LlamaForCausalLM, MistralForCausalLM or Qwen2ForCausalLM, or a\n"
@@ -32,7 +32,9 @@ static void usage(FILE *out) {
             "                own max_position_embeddings when smaller)\n"
             "  --template F  chatml, llama3 or mistral: render turns in that family instead of\n"
             "                the one recognised from the model's chat template\n"
-            "  --gguf FILE   export a GGUF file (llama.cpp) instead of a directory\n"
+            "  --gguf FILE   export a GGUF file (llama.cpp) instead of a directory; a pretrained\n"
+            "                model's tokenizer and chat template go into it\n"
+            "  --no-tokenizer  GGUF: the weights and hyperparameters alone\n"
             "  --dtype T     weight type: f32 (default), bf16 or f16 (GGUF: f32 or f16)\n",
             RLVR_IMPORT_MAX_SEQ_DEFAULT);
 }
@@ -202,16 +204,19 @@ static int export_tokenizer(const rlvr_tokenizer *tok, rlvr_export_options *opt,
     opt->eos_token_ids = eos_ids;
     int32_t gen_bos = rlvr_tokenizer_generation_bos(tok);
     opt->bos_token_id = gen_bos >= 0 ? gen_bos : c->begin;
+    opt->turn_end_token_id = c->turn_end;
     RLVR_TRY(token_text(tok, c->begin, bos, 256, &opt->bos_token));
     return token_text(tok, c->turn_end, eos, 256, &opt->eos_token);
 }
 
 static int cmd_export(int argc, char **argv) {
     const char *ckpt = NULL, *dir = NULL, *gguf = NULL;
+    bool no_tokenizer = false;
     rlvr_export_options opt = {.dtype = RLVR_EXPORT_F32, .progress = progress, .progress_user = "export"};
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) dir = argv[++i];
         else if (strcmp(argv[i], "--gguf") == 0 && i + 1 < argc) gguf = argv[++i];
+        else if (strcmp(argv[i], "--no-tokenizer") == 0) no_tokenizer = true;
         else if (strcmp(argv[i], "--dtype") == 0 && i + 1 < argc) {
             if (parse_dtype(argv[++i], &opt.dtype) < 0) return RLVR_EXIT_USAGE;
         } else if (argv[i][0] != '-' && !ckpt) ckpt = argv[i];
@@ -224,6 +229,10 @@ static int cmd_export(int argc, char **argv) {
         fprintf(stderr, "rlvr model export: give CKPT and one of --out DIR or --gguf FILE\n");
         return RLVR_EXIT_USAGE;
     }
+    if (no_tokenizer && !gguf) {
+        fprintf(stderr, "rlvr model export: --no-tokenizer goes with --gguf\n");
+        return RLVR_EXIT_USAGE;
+    }
     if (gguf && opt.dtype == RLVR_EXPORT_BF16) {
         fprintf(stderr, "rlvr model export: --gguf writes f32 or f16\n");
         return RLVR_EXIT_USAGE;
@@ -233,7 +242,7 @@ static int cmd_export(int argc, char **argv) {
     char bos[256], eos[256];
     int32_t eos_ids[RLVR_TOKENIZER_MAX_EOS + 1];
     int rc = load_checkpoint(ckpt, &m, &tok);
-    if (rc == 0 && !gguf) rc = export_tokenizer(tok, &opt, bos, eos, eos_ids);
+    if (rc == 0 && !no_tokenizer) rc = export_tokenizer(tok, &opt, bos, eos, eos_ids);
     if (rc == 0) rc = gguf ? rlvr_gguf_export(m, gguf, &opt) : rlvr_hf_export(m, dir, &opt);
     if (rc == 0) printf("exported %s -> %s (%s)\n", ckpt, gguf ? gguf : dir, rlvr_export_dtype_name(opt.dtype));
     rlvr_tokenizer_free(tok);

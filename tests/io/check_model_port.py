@@ -125,16 +125,23 @@ def add_tokenizer(path):
     fast.save_pretrained(path)
 
 
+def tokenizer_lists():
+    """The tiny tokenizer as llama.cpp's converter lists it: tokens, token types, merges."""
+    j = json.loads(tiny_tokenizer().to_str())
+    vocab = sorted(j["model"]["vocab"].items(), key=lambda kv: kv[1])
+    merges = [m if isinstance(m, str) else " ".join(m) for m in j["model"]["merges"]]
+    return [t for t, _ in vocab], [3 if t in SPECIALS else 1 for t, _ in vocab], merges
+
+
 def gguf_tokenizer_metadata(w, eos_id=None):
     """The same tokenizer as llama.cpp's converter writes it (another
     eos id when given)."""
     j = json.loads(tiny_tokenizer().to_str())
-    vocab = sorted(j["model"]["vocab"].items(), key=lambda kv: kv[1])
-    merges = [m if isinstance(m, str) else " ".join(m) for m in j["model"]["merges"]]
+    tokens, types, merges = tokenizer_lists()
     w.add_tokenizer_model("gpt2")
     w.add_tokenizer_pre("default")
-    w.add_token_list([t for t, _ in vocab])
-    w.add_token_types([3 if t in SPECIALS else 1 for t, _ in vocab])
+    w.add_token_list(tokens)
+    w.add_token_types(types)
     w.add_token_merges(merges)
     w.add_bos_token_id(j["model"]["vocab"]["<|im_start|>"])
     w.add_eos_token_id(j["model"]["vocab"]["<|im_end|>"] if eos_id is None else eos_id)
@@ -176,7 +183,7 @@ def check_declared(ckpt, want, what):
         print(f"{case}: {what}: declared bos {got[0]}, eos {got[1]}")
 
 
-def check_chat(src, out):
+def check_chat(src, out, declared=None):
     """The exported tokenizer renders a conversation as the source's does;
     generation_config.json carries the declared ids, the turn end first
     when they lack it."""
@@ -186,7 +193,7 @@ def check_chat(src, out):
     if a != b:
         fail(f"HF export: the exported tokenizer renders {b}, the source {a}")
     gen = GenerationConfig.from_pretrained(out)
-    bos, eos = expected_declared(src)
+    bos, eos = declared or expected_declared(src)
     turn_end = tiny_tokenizer().token_to_id("<|im_end|>")
     want = eos if turn_end in eos else [turn_end] + eos
     got = gen.eos_token_id if isinstance(gen.eos_token_id, list) else [gen.eos_token_id]
@@ -483,6 +490,55 @@ def check_gguf_export(ckpt, weights, cfg, arch):
                     continue
                 fail(f"GGUF export {dtype}: tensor {name} ({t.tensor_type.name}) differs")
         print(f"{case}: GGUF export {dtype}: {len(expect)} tensors read back by gguf-py")
+        if dtype == "f32":
+            check_gguf_export_tokenizer(ckpt, path)
+
+
+def gguf_kv(path):
+    """The metadata of a GGUF file as gguf-py reads it (strings, ints, lists)."""
+    out = {}
+    for name, f in gguf.GGUFReader(path).fields.items():
+        def value(i, t):
+            return bytes(f.parts[i]).decode("utf-8") if t == gguf.GGUFValueType.STRING else f.parts[i][0].item()
+        if f.types[0] == gguf.GGUFValueType.ARRAY:
+            out[name] = [value(i, f.types[-1]) for i in f.data]
+        else:
+            out[name] = value(f.data[0], f.types[0])
+    return out
+
+
+def check_gguf_export_tokenizer(ckpt, path):
+    """A pretrained model's GGUF export carries its tokenizer as the
+    converter writes it (pre "gpt-2" for the tiny GPT-2-style tokenizer),
+    the chat template and the ids; rlvr reads the file back to the same
+    tokenizer (its HF export renders a chat as the source does), and
+    --no-tokenizer leaves the tokenizer out."""
+    kv = gguf_kv(path)
+    tokens, types, merges = tokenizer_lists()
+    bos, eos = stored_declared(ckpt)
+    turn_end = tiny_tokenizer().token_to_id("<|im_end|>")
+    want = {"tokenizer.ggml.model": "gpt2", "tokenizer.ggml.pre": "gpt-2", "tokenizer.ggml.tokens": tokens,
+            "tokenizer.ggml.token_type": types, "tokenizer.ggml.merges": merges, "tokenizer.chat_template": TEMPLATE,
+            "tokenizer.ggml.eos_token_id": eos[0] if turn_end in eos else turn_end,
+            "tokenizer.ggml.add_bos_token": False}  # ChatML opens with no bos
+    if bos >= 0:
+        want["tokenizer.ggml.bos_token_id"] = bos
+    got = {k: v for k, v in kv.items() if k.startswith("tokenizer.")}
+    if got != want:
+        fail(f"GGUF export: tokenizer keys {sorted(k for k in set(got) | set(want) if got.get(k) != want.get(k))} "
+             f"differ from the converter's")
+    back = os.path.join(work, "gguf_back.h5")
+    if rlvr_import(path, back):
+        out = os.path.join(work, "gguf_back_hf")
+        # a GGUF holds one eos id (and an eot id when the turn end is another)
+        if rlvr_export(back, "--out", out, "f32"):
+            check_chat(os.path.join(work, "src"), out, (bos, [want["tokenizer.ggml.eos_token_id"]]))
+    bare = os.path.join(work, "bare.gguf")
+    r = run(rlvr, "model", "export", ckpt, "--gguf", bare, "--no-tokenizer")
+    if r.returncode != 0 or any(k.startswith("tokenizer.") for k in gguf_kv(bare)):
+        fail(f"GGUF export --no-tokenizer: exit {r.returncode}, keys {sorted(gguf_kv(bare)) if r.returncode == 0 else ''}")
+    print(f"{case}: GGUF export: tokenizer keys as the converter's ({len(tokens)} tokens); read back by rlvr; "
+          f"--no-tokenizer leaves them out")
 
 
 def check_info(ckpt):
@@ -606,7 +662,7 @@ def windows(d):
 def usage_errors():
     """Bad command lines: exit 2, nothing written."""
     for args in ([], ["import", "x"], ["export", "x.h5"], ["export", "x.h5", "--out", "d", "--gguf", "f.gguf"],
-                 ["export", "x.h5", "--out", "d", "--dtype", "f64"], ["export", "x.h5", "--gguf", "f.gguf", "--dtype",
+                 ["export", "x.h5", "--out", "d", "--dtype", "f64"], ["export", "x.h5", "--out", "d", "--no-tokenizer"], ["export", "x.h5", "--gguf", "f.gguf", "--dtype",
                                                                        "bf16"], ["import", "x", "--out", "y",
                                                                                  "--max-seq", "0"], ["frobnicate"]):
         r = run(rlvr, "model", *args)

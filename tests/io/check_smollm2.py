@@ -1,6 +1,6 @@
 """SmolLM2-135M-Instruct in rlvr against transformers on the same weights.
 
-    check_smollm2.py GREEDY_DECODE CKPT GGUF
+    check_smollm2.py GREEDY_DECODE CKPT GGUF [RLVR]
 
 CKPT is `rlvr model import GGUF`. The reference is transformers'
 LlamaForCausalLM holding gguf-py's dequantisation of every tensor of the
@@ -8,8 +8,12 @@ GGUF file (q/k rows put back in HF's rotate-half order, which llama.cpp's
 converter had interleaved). For three chat prompts: rlvr's rendered prompt
 ids equal apply_chat_template's (the GGUF's own tokenizer and template, as
 transformers reads them), and rlvr's first 32 greedy tokens equal
-transformers' greedy tokens. Exit 0 when all hold."""
+transformers' greedy tokens. With RLVR, also `rlvr model export CKPT
+--gguf` (F16): its tokenizer keys equal those of the GGUF file the
+model came in (written by llama.cpp's converter) but for the padding and
+unknown token ids, which rlvr does not keep. Exit 0 when all hold."""
 import json
+import os
 import subprocess
 import sys
 import time
@@ -89,6 +93,37 @@ def greedy(model, ids, n):
     return out
 
 
+def tokenizer_keys(path):
+    out = {}
+    for name, f in GGUFReader(path).fields.items():
+        if name.startswith("tokenizer.") and name not in ("tokenizer.ggml.padding_token_id",
+                                                            "tokenizer.ggml.unknown_token_id",
+                                                            "tokenizer.ggml.add_space_prefix"):
+            out[name] = f.contents()
+    return out
+
+
+def check_gguf_export(rlvr, ckpt, gguf_path, work):
+    """The GGUF export's tokenizer keys against the converter's own file."""
+    out = os.path.join(work, "smollm2_export.gguf")
+    if os.path.exists(out):
+        os.unlink(out)
+    r = subprocess.run([rlvr, "model", "export", ckpt, "--gguf", out, "--dtype", "f16"], capture_output=True,
+                       text=True)
+    if r.returncode != 0:
+        print("FAIL rlvr model export --gguf:", r.stderr.strip())
+        return 1
+    got, want = tokenizer_keys(out), tokenizer_keys(gguf_path)
+    os.unlink(out)
+    diff = sorted(k for k in set(got) | set(want) if got.get(k) != want.get(k))
+    if diff:
+        print(f"FAIL GGUF export: tokenizer keys {diff} differ from the converter's file")
+        return 1
+    print(f"ok   GGUF export: {len(got)} tokenizer keys equal the converter's file "
+          f"({len(got['tokenizer.ggml.tokens'])} tokens, pre {got['tokenizer.ggml.pre']})")
+    return 0
+
+
 def main():
     driver, ckpt, gguf_path = sys.argv[1:4]
     t0 = time.time()
@@ -98,7 +133,6 @@ def main():
         return 1
     t_rlvr = time.time() - t0
     ours = [json.loads(line) for line in run.stdout.splitlines()]
-    import os
     tok = AutoTokenizer.from_pretrained(os.path.dirname(gguf_path), gguf_file=os.path.basename(gguf_path))
     t0 = time.time()
     model = reference_model(gguf_path)
@@ -116,6 +150,8 @@ def main():
             print(f"     transformers {tok.decode(want)!r}\n  rlvr {got['generated']}\n  ref  {want}")
     print(f"rlvr {t_rlvr:.1f} s for {len(PROMPTS)} x {N_NEW} greedy tokens (full forward per token); "
           f"transformers {time.time() - t0:.1f} s incl. dequantisation")
+    if len(sys.argv) > 4:
+        failures += check_gguf_export(sys.argv[4], ckpt, gguf_path, os.path.dirname(os.path.abspath(driver)))
     return 1 if failures else 0
 
 

@@ -18,6 +18,10 @@ on variants of the GPT-2 one that switch on what the three leave off:
 ByteLevel's prefix space, Digits, every Split behavior, invert and string
 patterns, a Sequence normalizer, added tokens with lstrip, rstrip and
 single_word (the "smollm" GGUF pre-tokenizer is checked on the Digits one).
+rlvr also writes each of these as GGUF keys (hf_tok_dump --to-gguf,
+io/gguf_tokenizer.h): where llama.cpp has a name for the pre-tokenizer the
+keys must equal the ones written here in the converter's way and encode to
+the same ids; elsewhere the writer must refuse, naming --no-tokenizer.
 Last, unsupported and corrupt tokenizer.json files must be refused with a
 message naming the file.
 
@@ -339,6 +343,54 @@ def write_gguf(path, spec, pre, model="gpt2"):
     w.close()
 
 
+def gguf_fields(path):
+    """The tokenizer keys of a GGUF file, as gguf-py reads them."""
+    import gguf
+    rd = gguf.GGUFReader(path)
+    out = {}
+    for name, f in rd.fields.items():
+        if not name.startswith("tokenizer."):
+            continue
+        if f.types[0] == gguf.GGUFValueType.ARRAY:
+            out[name] = [bytes(f.parts[i]).decode("utf-8", "surrogateescape") if f.types[-1] ==
+                         gguf.GGUFValueType.STRING else int(f.parts[i][0]) for i in f.data]
+        elif f.types[0] == gguf.GGUFValueType.STRING:
+            out[name] = bytes(f.parts[f.data[0]]).decode("utf-8")
+        else:
+            out[name] = int(f.parts[f.data[0]][0])
+    return out
+
+
+def rlvr_to_gguf(json_path, out, pre):
+    """rlvr writes the tokenizer's GGUF keys (io/gguf_tokenizer.h): with a
+    pre-tokenizer llama.cpp names, the same keys as the converter-like
+    write_gguf; without one, a refusal naming the file and --no-tokenizer."""
+    r = subprocess.run([dump, "--to-gguf", json_path, out], capture_output=True, text=True)
+    name = os.path.basename(json_path)
+    if pre is None:
+        if r.returncode != 2 or json_path not in r.stderr or "--no-tokenizer" not in r.stderr:
+            fail(f"{name}: rlvr wrote GGUF keys it cannot carry (exit {r.returncode}: {r.stderr.strip()})")
+        else:
+            print(f"{name}: no GGUF form, refused: {r.stderr.strip()}")
+        return False
+    if r.returncode != 0:
+        fail(f"{name}: rlvr's GGUF tokenizer: exit {r.returncode}: {r.stderr.strip()}")
+        return False
+    ref = out + ".ref.gguf"
+    with open(json_path) as f:
+        write_gguf(ref, json.loads(f.read()), pre)
+    got, want = gguf_fields(out), gguf_fields(ref)
+    if got.pop("tokenizer.ggml.add_bos_token", None) != 0:
+        fail(f"{name}: rlvr's GGUF tokenizer lacks add_bos_token false (the dump's spec has no chat format)")
+    if got != want:
+        diff = sorted(k for k in set(got) | set(want) if got.get(k) != want.get(k))
+        fail(f"{name}: rlvr's GGUF tokenizer keys differ from the converter's in {diff}")
+        return False
+    print(f"{name}: rlvr's GGUF tokenizer keys equal the converter's ({len(got['tokenizer.ggml.tokens'])} tokens, "
+          f"pre {got['tokenizer.ggml.pre']})")
+    return True
+
+
 # ---- refused files -------------------------------------------------------------------------
 
 def refused_cases(base):
@@ -437,6 +489,8 @@ def check_variants(base, docs, docs_path):
         if gguf_pre:
             paths.append(os.path.join(work, f"{name}.gguf"))
             write_gguf(paths[-1], json.loads(text), gguf_pre)
+        if rlvr_to_gguf(path, os.path.join(work, f"{name}.rlvr.gguf"), gguf_pre):
+            paths.append(os.path.join(work, f"{name}.rlvr.gguf"))
         for p in paths:
             got = run_dump(p, docs_path, p + ".ids")
             if got:
@@ -484,6 +538,13 @@ def main():
             n = compare(style + " (gguf)", docs, got, want_plain, want_specials)
             total_ids += n
             print(f"{style} gguf: {got[0]}: {n} ids equal")
+        rlvr_gguf = os.path.join(work, f"{style}.rlvr.gguf")
+        if rlvr_to_gguf(json_path, rlvr_gguf, GGUF_PRE[style]):
+            got = run_dump(rlvr_gguf, docs_path, rlvr_gguf + ".ids")
+            if got:
+                n = compare(style + " (rlvr's gguf)", docs, got, want_plain, want_specials)
+                total_ids += n
+                print(f"{style} gguf written by rlvr: {n} ids equal")
     total_ids += check_variants(gpt2_text, docs, docs_path)
     check_refused(llama3_text)
     check_refused_gguf(llama3_text)

@@ -11,10 +11,14 @@
  * form for a tokenizer that normalizes). An error, or a special id out of
  * encode, is said on stderr and makes the exit status 1.
  *   hf_tok_dump TOKENIZER
- * only builds it: prints the description, or the error and exits 2. */
+ * only builds it: prints the description, or the error and exits 2.
+ *   hf_tok_dump --to-gguf TOKENIZER.json OUT.gguf
+ * writes the tokenizer as a GGUF file of tokenizer.ggml.* keys and no
+ * tensors (rlvr_gguf_put_tokenizer); the error and exit 2 when refused. */
 #include "core/error.h"
 #include "io/gguf.h"
 #include "io/gguf_tokenizer.h"
+#include "io/gguf_write.h"
 #include "policy/tokenizer.h"
 
 #include <stdio.h>
@@ -77,7 +81,27 @@ static int dump_doc(const rlvr_tokenizer *t, const char *doc, size_t len, FILE *
     return bad;
 }
 
+static int to_gguf(const char *json_path, const char *out) {
+    rlvr_tokenizer *t = NULL;
+    rlvr_gguf_writer *w = NULL;
+    const char *json = NULL;
+    size_t len = 0;
+    int rc = load(json_path, &t);
+    if (rc == 0) rc = rlvr_tokenizer_hf_json(t, &json, &len);
+    if (rc == 0) rc = rlvr_gguf_writer_new(&w);
+    if (rc == 0) rc = rlvr_gguf_writer_kv_string(w, "general.architecture", "llama");
+    rlvr_gguf_tokenizer_spec spec = {.json = json, .len = len, .source = json_path, .bos = -1, .eos = -1, .eot = -1};
+    if (rc == 0) rc = rlvr_gguf_put_tokenizer(w, &spec);
+    if (rc == 0) rc = rlvr_gguf_writer_open(w, out);
+    if (rc == 0) rc = rlvr_gguf_writer_finish(w);
+    rlvr_gguf_writer_free(w);
+    rlvr_tokenizer_free(t);
+    if (rc < 0) fprintf(stderr, "%s\n", rlvr_error_last());
+    return rc < 0 ? 2 : 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc == 4 && strcmp(argv[1], "--to-gguf") == 0) return to_gguf(argv[2], argv[3]);
     if (argc != 2 && argc != 4) {
         fprintf(stderr, "usage: hf_tok_dump TOKENIZER [DOCS OUT]\n");
         return 2;
