@@ -71,7 +71,7 @@ static rlvr_sampler *make_sampler(const rlvr_model *m, float temperature, int sl
 /* End of turn, end of episode, and a few common bytes so that some turns end
  * by a stop token and others by their limit. */
 static void set_stops(rlvr_sampler *s, const rlvr_tokenizer *t) {
-    int32_t ids[RLVR_TEMPLATE_MAX_STOPS];
+    int32_t ids[RLVR_TEMPLATE_MAX_STOPS + 9]; /* the stops and the 9 bytes below */
     int n = rlvr_template_stop_tokens(t, ids);
     const char *bytes = "e .\n;)0ta";
     for (const char *p = bytes; *p; p++) ids[n++] = (unsigned char)*p;
