@@ -182,9 +182,10 @@ static int token_text(const rlvr_tokenizer *tok, int32_t id, char *buf, size_t c
     return 0;
 }
 
-/* A pretrained model's tokenizer goes with an HF export: tokenizer.json and
- * tokenizer_config.json (chat template, the conversation's first and the
- * turn's end token); rlvr's own tokenizers have no HF form. */
+/* A pretrained model's tokenizer goes with an export: an HF directory's
+ * tokenizer.json, tokenizer_config.json (chat template, the conversation's
+ * first and the turn's end token) and generation_config.json ids, or a GGUF
+ * file's tokenizer.ggml.* keys; rlvr's own tokenizers have no such form. */
 static int export_tokenizer(const rlvr_tokenizer *tok, rlvr_export_options *opt, char bos[256], char eos[256],
                             int32_t eos_ids[RLVR_TOKENIZER_MAX_EOS + 1]) {
     if (rlvr_tokenizer_kind_of(tok) != RLVR_TOKENIZER_HF) return 0;
