@@ -669,7 +669,7 @@ static int end_turn(driver *d, env *e) {
     e->turn = (rlvr_turn){.policy_start = e->turn_start, .policy_end = r->n_tokens, .exit_status = -1};
     const int32_t *ids = r->tokens + e->turn_start;
     int32_t n = r->n_tokens - e->turn_start;
-    bool ended_by_eos = n > 0 && rlvr_template_ends_episode(d->tok, ids[n - 1]);
+    bool ended_by_eos = n > 0 && rlvr_tokenizer_ends_episode(d->tok, ids[n - 1]);
 
     rlvr_turn_kind kind;
     rlvr_tool_call call;

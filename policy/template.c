@@ -169,8 +169,6 @@ void rlvr_template_call_markers(const rlvr_tokenizer *t, const char **open, cons
     *close = rlvr_special_name(RLVR_SPECIAL_TOOL_CALL_CLOSE);
 }
 
-bool rlvr_template_ends_episode(const rlvr_tokenizer *t, int32_t id) { return rlvr_tokenizer_ends_episode(t, id); }
-
 /* ---- parsing a sampled turn ---- */
 
 static bool is(const rlvr_tokenizer *t, int32_t id, rlvr_special_token s) {

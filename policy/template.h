@@ -98,11 +98,6 @@ int rlvr_template_stop_tokens(const rlvr_tokenizer *t, int32_t out[RLVR_TEMPLATE
  * tokens, in the chat families the text "<tool_call>" and "</tool_call>". */
 void rlvr_template_call_markers(const rlvr_tokenizer *t, const char **open, const char **close);
 
-/* Whether a sampled id ends the whole episode: the format's episode end
- * (<|eos|> natively; mistral has none, </s> ends every reply) or a declared
- * eos id other than the turn end (rlvr_tokenizer_ends_episode). */
-bool rlvr_template_ends_episode(const rlvr_tokenizer *t, int32_t id);
-
 /* ---- reading a sampled turn back (ids only, no re-tokenisation) ---- */
 
 /* Where the parts of one policy turn lie. Natively the call markers are

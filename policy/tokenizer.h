@@ -185,8 +185,9 @@ int rlvr_tokenizer_set_generation(rlvr_tokenizer *t, int32_t bos, const int32_t 
 int32_t rlvr_tokenizer_generation_bos(const rlvr_tokenizer *t);
 /* The declared eos ids (*n of them, 0 when none were declared). */
 const int32_t *rlvr_tokenizer_generation_eos(const rlvr_tokenizer *t, int *n);
-/* True when a sampled `id` ends the episode: the chat format's episode end,
- * or a declared eos id other than the format's turn end. */
+/* True when a sampled `id` ends the episode, not only the turn: the chat
+ * format's episode end (<|eos|> natively; none for mistral, whose </s> ends
+ * every reply), or a declared eos id other than the format's turn end. */
 bool rlvr_tokenizer_ends_episode(const rlvr_tokenizer *t, int32_t id);
 
 #endif

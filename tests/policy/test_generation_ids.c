@@ -46,8 +46,8 @@ static void test_undeclared(const rlvr_tokenizer *t) {
     CHECK(rlvr_tokenizer_generation_bos(t) == -1);
     CHECK(rlvr_tokenizer_generation_eos(t, &n) && n == 0);
     CHECK(stops_are(t, (const int32_t[]){IM_END, ENDOFTEXT}, 2));
-    CHECK(rlvr_template_ends_episode(t, ENDOFTEXT) && !rlvr_template_ends_episode(t, IM_END));
-    CHECK(!rlvr_template_ends_episode(t, EOM) && !rlvr_template_ends_episode(t, Z) && !rlvr_template_ends_episode(t, -1));
+    CHECK(rlvr_tokenizer_ends_episode(t, ENDOFTEXT) && !rlvr_tokenizer_ends_episode(t, IM_END));
+    CHECK(!rlvr_tokenizer_ends_episode(t, EOM) && !rlvr_tokenizer_ends_episode(t, Z) && !rlvr_tokenizer_ends_episode(t, -1));
 }
 
 static void test_declared(rlvr_tokenizer *t) {
@@ -58,8 +58,8 @@ static void test_declared(rlvr_tokenizer *t) {
     CHECK(n == 3 && eos[0] == IM_END && eos[1] == EOM && eos[2] == Z);
     CHECK(rlvr_tokenizer_generation_bos(t) == IM_START);
     CHECK(stops_are(t, (const int32_t[]){IM_END, ENDOFTEXT, EOM, Z}, 4));
-    CHECK(rlvr_template_ends_episode(t, EOM) && rlvr_template_ends_episode(t, Z));
-    CHECK(!rlvr_template_ends_episode(t, IM_END) && !rlvr_template_ends_episode(t, 0));
+    CHECK(rlvr_tokenizer_ends_episode(t, EOM) && rlvr_tokenizer_ends_episode(t, Z));
+    CHECK(!rlvr_tokenizer_ends_episode(t, IM_END) && !rlvr_tokenizer_ends_episode(t, 0));
 
     /* a reply ended by a declared id reads back with it as its end token */
     rlvr_reply_parts p;
