@@ -82,6 +82,8 @@ static int options_check(const rlvr_sandbox_options *opt) {
         return RLVR_FAIL(RLVR_EINVAL, "private directory \"%s\" must be absolute", opt->private_dir);
     if (opt->judge_dir && opt->judge_dir[0] != '/')
         return RLVR_FAIL(RLVR_EINVAL, "judge directory \"%s\" must be absolute", opt->judge_dir);
+    if (opt->network != RLVR_SANDBOX_NET_NONE && opt->network != RLVR_SANDBOX_NET_LOOPBACK)
+        return RLVR_FAIL(RLVR_EINVAL, "sandbox network %d is neither none nor loopback", (int)opt->network);
     return 0;
 }
 
@@ -99,6 +101,7 @@ static int sandbox_alloc(rlvr_sandbox **out, rlvr_sandbox_host *host, const rlvr
     sb->has_private = opt->private_dir != NULL;
     sb->has_judge = opt->judge_dir != NULL;
     sb->landlock = host->landlock && opt->kind == RLVR_SANDBOX_ENCLAVE;
+    sb->network = opt->network;
     int rc = rlvr_fs_mkdtemp(&sb->dir, host->scratch, "sb-");
     char path[PATH_MAX];
     if (rc == 0 && chmod(sb->dir, 0711) != 0) rc = rlvr_error_errno_at(__FILE__, __LINE__, "chmod %s", sb->dir);

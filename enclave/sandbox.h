@@ -15,7 +15,8 @@
  * - rlvr_sandbox: one isolated root built from read-only binds of the system
  *   (/usr, the /etc pieces programs need, a few /dev nodes) plus the snapshot
  *   at /work with a fresh copy-on-write layer; its own user, mount, network
- *   (loopback only), IPC, UTS and cgroup namespaces. Commands run in it one at
+ *   (loopback only; sockets of the inet families only where the sandbox asks
+ *   for them), IPC, UTS and cgroup namespaces. Commands run in it one at
  *   a time; each run gets a fresh PID namespace (its init is the runtime's
  *   code; when the run ends every process of the run is killed), fresh IPC
  *   and mount namespaces, a fresh /tmp (tmpfs, size-capped) and /proc, all
@@ -118,6 +119,15 @@ typedef enum {
     RLVR_SANDBOX_ENCLAVE = 1,   /* the verification enclave: pristine repo + hidden tests */
 } rlvr_sandbox_kind;
 
+/* What a sandbox's runs may do with the network. Either way it is a
+ * network namespace of its own holding only loopback, made fresh for every
+ * verification (rlvr_sandbox_reset). */
+typedef enum {
+    RLVR_SANDBOX_NET_NONE = 0,     /* sockets of the inet families refused (EAFNOSUPPORT): AF_UNIX and
+                                      AF_NETLINK only */
+    RLVR_SANDBOX_NET_LOOPBACK = 1, /* AF_INET and AF_INET6 too, on loopback (a task's servers) */
+} rlvr_sandbox_network;
+
 typedef struct {
     unsigned version;
     rlvr_sandbox_kind kind;
@@ -131,9 +141,10 @@ typedef struct {
                                     run: a command with `judge` set is exec'd from a descriptor opened
                                     before the directory is hidden, and nothing it starts can reach
                                     the program again (RLVR_SANDBOX_JUDGE_DIR) */
+    rlvr_sandbox_network network; /* RLVR_SANDBOX_NET_NONE unless the task asks for loopback */
 } rlvr_sandbox_options;
 
-#define RLVR_SANDBOX_OPTIONS_VERSION 2
+#define RLVR_SANDBOX_OPTIONS_VERSION 3
 
 /* Where judge_dir appears inside the sandbox (to runs it is an empty
  * directory). */
@@ -141,9 +152,12 @@ typedef struct {
 
 int rlvr_sandbox_new(rlvr_sandbox **out, rlvr_sandbox_host *host, const rlvr_sandbox_options *opt);
 /* Pooled snapshot-restore: gives /work a fresh copy-on-write layer over the
- * snapshot (everything any run wrote is gone), keeping the namespaces. With
- * each run's fresh PID, IPC, mount namespace, /tmp and /proc, the sandbox is
- * then as good as new, for a few mount calls instead of a new sandbox. */
+ * snapshot (everything any run wrote is gone) and the sandbox a fresh
+ * network and UTS namespace (every socket, address and counter the earlier
+ * runs left is gone), keeping the user and mount namespaces. With each run's
+ * fresh PID, IPC, mount and cgroup namespace, /tmp and /proc, no run can
+ * tell the sandbox from a new one (the mount table included), for a few
+ * mount calls and a network namespace instead of a new sandbox. */
 int rlvr_sandbox_reset(rlvr_sandbox *sb);
 
 /* Kills whatever still runs, releases the namespaces and the scratch space. */

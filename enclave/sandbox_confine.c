@@ -71,7 +71,9 @@ static void drop_privileges(int err_fd, const rlvr_sandbox *sb) {
     if (syscall(SYS_capset, &hdr, data) != 0) rlvr_sb_fail(err_fd, RLVR_SANDBOX_STAGE_OTHER, "clearing capabilities");
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) rlvr_sb_fail(err_fd, RLVR_SANDBOX_STAGE_OTHER, "no_new_privs");
     if (sb->landlock) restrict_writes(err_fd);
-    struct sock_fprog prog = {.len = host->filter_len, .filter = host->filter};
+    bool inet = sb->network == RLVR_SANDBOX_NET_LOOPBACK;
+    struct sock_fprog prog = {.len = inet ? host->filter_inet_len : host->filter_len,
+                              .filter = inet ? host->filter_inet : host->filter};
     if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0)
         rlvr_sb_fail(err_fd, RLVR_SANDBOX_STAGE_OTHER, "loading the seccomp filter");
 }

@@ -2,14 +2,19 @@
  *
  * Forked by the spawner when a sandbox is made. It exists so that a
  * sandbox's namespaces and root outlive its runs: built once, they are
- * joined by every run's supervisor, and /work is restored between runs
+ * joined by every run's supervisor, and restored between verifications
  * without building anything else again. It creates the user, mount,
  * network, IPC, UTS and cgroup namespaces, says UNSHARED and waits for GO
  * (the runtime writes its uid/gid maps in between), builds the root
  * (sandbox_mounts.c), brings up the loopback interface, pivots into the
- * root and says READY. Then it serves RESET (answering READY) until its
- * command pipe reaches EOF, which also happens when the runtime dies, and
- * exits 0. Failures: ERROR and RLVR_SANDBOX_EXIT_FAILED, or
+ * root, mounts /work and says READY. Then it serves RESET (answering
+ * READY) until its command pipe reaches EOF, which also happens when the
+ * runtime dies, and exits 0. A reset leaves nothing of the earlier runs
+ * that a later run could observe: /work gets a fresh copy-on-write layer
+ * and the holder moves into a fresh network and UTS namespace (the runs
+ * join the holder's current ones), so sockets in any state (TIME_WAIT
+ * included), interface counters and addresses die with the verification
+ * that made them. Failures: ERROR and RLVR_SANDBOX_EXIT_FAILED, or
  * RLVR_SANDBOX_EXIT_HOLDER_LOST when it cannot even say why. */
 #include "enclave/sandbox_internal.h"
 
@@ -37,16 +42,38 @@ static void loopback_up(int err_fd) {
     close(s);
 }
 
+/* The network and UTS namespaces the holder is in, as a fresh one has
+ * them: loopback up, the sandbox's host name. */
+static void network_ready(int err_fd, const rlvr_sb_holder_plan *p) {
+    loopback_up(err_fd);
+    if (sethostname(p->hostname, strlen(p->hostname)) != 0)
+        rlvr_sb_fail(err_fd, RLVR_SANDBOX_STAGE_OTHER, "sethostname");
+}
+
 /* Everything the holder does after its namespaces exist and are mapped; on
- * error it reports and exits. */
+ * error it reports and exits. /work is mounted after the pivot, as every
+ * reset mounts it: a run after a reset sees the same mount table, in the
+ * same order and with the same options, as the first run of a new sandbox
+ * (mounted before the pivot, the overlay's options would name the host's
+ * scratch path, and its place in the table would differ). */
 static void holder_build(int err_fd, const rlvr_sb_holder_plan *p) {
     char root[PATH_MAX];
     rlvr_sb_path(err_fd, root, sizeof root, "%s/root", p->dir);
     rlvr_sb_mount_root(err_fd, root, p);
-    loopback_up(err_fd);
-    if (sethostname(p->hostname, strlen(p->hostname)) != 0)
-        rlvr_sb_fail(err_fd, RLVR_SANDBOX_STAGE_OTHER, "sethostname");
+    network_ready(err_fd, p);
     rlvr_sb_pivot_root(err_fd, root);
+    rlvr_sb_mount_work(err_fd, p);
+}
+
+/* A fresh network and UTS namespace for the holder, which the next runs
+ * join: whatever the earlier runs left in the old ones (sockets in
+ * TIME_WAIT, bound abstract names, interface and protocol counters) goes
+ * with them. Only a process of the sandbox could reach them, and none is
+ * left: every run's processes are gone before the runtime resets. */
+static void fresh_network(int err_fd, const rlvr_sb_holder_plan *p) {
+    if (unshare(CLONE_NEWNET | CLONE_NEWUTS) != 0)
+        rlvr_sb_fail(err_fd, RLVR_SANDBOX_STAGE_OTHER, "unshare(net, uts namespaces) for the reset");
+    network_ready(err_fd, p);
 }
 
 /* The namespaces, then UNSHARED, and GO back once the maps are written. */
@@ -76,7 +103,8 @@ static void holder_serve(int report, int ctl, const rlvr_sb_holder_plan *plan) {
         if (n <= 0) _exit(0);
         if (byte == RLVR_SANDBOX_MSG_RESET) {
             /* the old copy-on-write layer (and everything any run wrote)
-             * goes away with its tmpfs */
+             * goes away with its tmpfs; the old network with its namespace */
+            fresh_network(report, plan);
             rlvr_sb_remount_work(report, plan);
             holder_ready(report);
         }

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
@@ -84,67 +85,118 @@ static const char *const denied_syscalls[] = {
     "acct", "syslog", "lookup_dcookie", "uselib", "vhangup", "iopl", "ioperm", "fanotify_init",
     "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "sethostname", "setdomainname",
     "nfsservctl", "vm86", "vm86old",
+    /* the page cache as a carrier: reading which pages of a file are cached
+     * (another process's choice), or evicting them in another's name */
+    "cachestat", "process_madvise",
 };
 
 static const unsigned long namespace_flags[] = {
     CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWIPC, CLONE_NEWUTS, CLONE_NEWCGROUP,
 };
 
-int rlvr_sandbox_build_seccomp(rlvr_sandbox_host *host) {
-    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
-    if (!ctx) return RLVR_FAIL(RLVR_ESANDBOX, "seccomp_init failed (is libseccomp usable on this kernel?)");
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < sizeof denied_syscalls / sizeof *denied_syscalls; i++) {
+/* socket(2) families a run may open: AF_UNIX, AF_NETLINK (glibc reads
+ * interfaces through it; the run's network namespace holds nothing but
+ * loopback) and, where the sandbox has a network, AF_INET and AF_INET6.
+ * Every other family is refused: AF_VSOCK would reach the hypervisor of a
+ * virtual machine, which no network namespace separates; the rest is kernel
+ * surface no test needs. The comparisons mask the upper half of the
+ * register, which the kernel ignores for an int argument. */
+static int add_socket_rules(scmp_filter_ctx ctx, bool inet) {
+    for (int family = 0; family < AF_MAX; family++) {
+        bool allowed = family == AF_UNIX || family == AF_NETLINK || (inet && (family == AF_INET || family == AF_INET6));
+        if (allowed) continue;
+        int r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
+                                 SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, (scmp_datum_t)family));
+        if (r < 0) return RLVR_FAIL(RLVR_ESANDBOX, "seccomp rule for socket family %d: %s", family, strerror(-r));
+    }
+    return 0;
+}
+
+/* Eviction from the page cache, a no-op that succeeds: both calls are
+ * advice. The page cache outlives every run and is shared with every
+ * sandbox made from the same snapshot (an overlay reads its lower files'
+ * pages), and the sandbox owns the snapshot's files, so mincore(2) tells it
+ * exactly which of their pages are cached: with eviction a run could write
+ * bits there that a later verification reads. Without it a run can only
+ * bring pages in, and the snapshot was just written: they are cached. */
+static int add_page_cache_rules(scmp_filter_ctx ctx) {
+    int r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(0), SCMP_SYS(fadvise64), 0);
+    const unsigned long advice[] = {MADV_COLD, MADV_PAGEOUT};
+    for (size_t i = 0; r >= 0 && i < sizeof advice / sizeof *advice; i++)
+        r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(0), SCMP_SYS(madvise), 1,
+                             SCMP_A2(SCMP_CMP_MASKED_EQ, 0xffffffffu, (scmp_datum_t)advice[i]));
+    return r < 0 ? RLVR_FAIL(RLVR_ESANDBOX, "seccomp rule for page-cache advice: %s", strerror(-r)) : 0;
+}
+
+/* The rules every run gets. */
+static int add_rules(scmp_filter_ctx ctx, bool inet) {
+    for (size_t i = 0; i < sizeof denied_syscalls / sizeof *denied_syscalls; i++) {
         int nr = seccomp_syscall_resolve_name(denied_syscalls[i]);
         if (nr == __NR_SCMP_ERROR) continue; /* not on this architecture */
         int r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
         if (r < 0 && r != -EDOM && r != -EFAULT)
-            rc = RLVR_FAIL(RLVR_ESANDBOX, "seccomp rule for %s: %s", denied_syscalls[i], strerror(-r));
+            return RLVR_FAIL(RLVR_ESANDBOX, "seccomp rule for %s: %s", denied_syscalls[i], strerror(-r));
     }
     /* clone with any namespace flag; clone3 hides its flags in memory, so it
      * answers ENOSYS and libc falls back to clone */
-    for (size_t i = 0; rc == 0 && i < sizeof namespace_flags / sizeof *namespace_flags; i++) {
+    for (size_t i = 0; i < sizeof namespace_flags / sizeof *namespace_flags; i++) {
         int r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
                                  SCMP_A0(SCMP_CMP_MASKED_EQ, namespace_flags[i], namespace_flags[i]));
-        if (r < 0) rc = RLVR_FAIL(RLVR_ESANDBOX, "seccomp rule for clone: %s", strerror(-r));
+        if (r < 0) return RLVR_FAIL(RLVR_ESANDBOX, "seccomp rule for clone: %s", strerror(-r));
     }
     int clone3 = seccomp_syscall_resolve_name("clone3");
-    if (rc == 0 && clone3 != __NR_SCMP_ERROR) {
+    if (clone3 != __NR_SCMP_ERROR) {
         int r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), clone3, 0);
-        if (r < 0) rc = RLVR_FAIL(RLVR_ESANDBOX, "seccomp rule for clone3: %s", strerror(-r));
+        if (r < 0) return RLVR_FAIL(RLVR_ESANDBOX, "seccomp rule for clone3: %s", strerror(-r));
     }
     /* pushing characters into a terminal's input queue */
     const unsigned long bad_ioctls[] = {TIOCSTI, TIOCLINUX};
-    for (size_t i = 0; rc == 0 && i < 2; i++) {
+    for (size_t i = 0; i < 2; i++) {
         int r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
                                  SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, bad_ioctls[i]));
-        if (r < 0) rc = RLVR_FAIL(RLVR_ESANDBOX, "seccomp rule for ioctl: %s", strerror(-r));
+        if (r < 0) return RLVR_FAIL(RLVR_ESANDBOX, "seccomp rule for ioctl: %s", strerror(-r));
     }
-    int fd = -1;
-    if (rc == 0) {
-        fd = memfd_create("rlvr-seccomp", MFD_CLOEXEC);
-        if (fd < 0) rc = rlvr_error_errno_at(__FILE__, __LINE__, "memfd_create for the seccomp program");
+    RLVR_TRY(add_page_cache_rules(ctx));
+    return add_socket_rules(ctx, inet);
+}
+
+/* The rules as a BPF program the kernel loads (*out, *len; caller frees). */
+static int export_program(scmp_filter_ctx ctx, struct sock_filter **out, unsigned short *len) {
+    int fd = memfd_create("rlvr-seccomp", MFD_CLOEXEC);
+    if (fd < 0) return rlvr_error_errno_at(__FILE__, __LINE__, "memfd_create for the seccomp program");
+    int rc = 0, r = seccomp_export_bpf(ctx, fd);
+    if (r < 0) rc = RLVR_FAIL(RLVR_ESANDBOX, "seccomp_export_bpf: %s", strerror(-r));
+    off_t size = rc == 0 ? lseek(fd, 0, SEEK_END) : 0;
+    struct sock_filter *prog = NULL;
+    if (rc == 0 &&
+        (size <= 0 || size % (off_t)sizeof(struct sock_filter) != 0 || size / (off_t)sizeof(struct sock_filter) > 0xffff))
+        rc = RLVR_FAIL(RLVR_ESANDBOX, "seccomp program has an unexpected size (%lld bytes)", (long long)size);
+    if (rc == 0 && !(prog = malloc((size_t)size))) rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    if (rc == 0 && pread(fd, prog, (size_t)size, 0) != (ssize_t)size)
+        rc = rlvr_error_errno_at(__FILE__, __LINE__, "reading the seccomp program back");
+    close(fd);
+    if (rc < 0) {
+        free(prog);
+        return rc;
     }
-    if (rc == 0) {
-        int r = seccomp_export_bpf(ctx, fd);
-        if (r < 0) rc = RLVR_FAIL(RLVR_ESANDBOX, "seccomp_export_bpf: %s", strerror(-r));
-    }
-    if (rc == 0) {
-        off_t size = lseek(fd, 0, SEEK_END);
-        if (size <= 0 || size % (off_t)sizeof(struct sock_filter) != 0 ||
-            size / (off_t)sizeof(struct sock_filter) > 0xffff) {
-            rc = RLVR_FAIL(RLVR_ESANDBOX, "seccomp program has an unexpected size (%lld bytes)", (long long)size);
-        } else {
-            host->filter = malloc((size_t)size);
-            if (!host->filter) rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
-            else if (pread(fd, host->filter, (size_t)size, 0) != (ssize_t)size)
-                rc = rlvr_error_errno_at(__FILE__, __LINE__, "reading the seccomp program back");
-            else host->filter_len = (unsigned short)(size / (off_t)sizeof(struct sock_filter));
-        }
-    }
-    if (fd >= 0) close(fd);
+    *out = prog;
+    *len = (unsigned short)(size / (off_t)sizeof(struct sock_filter));
+    return 0;
+}
+
+/* One program: with or without the inet families. */
+static int build_program(bool inet, struct sock_filter **out, unsigned short *len) {
+    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+    if (!ctx) return RLVR_FAIL(RLVR_ESANDBOX, "seccomp_init failed (is libseccomp usable on this kernel?)");
+    int rc = add_rules(ctx, inet);
+    if (rc == 0) rc = export_program(ctx, out, len);
     seccomp_release(ctx);
     return rc;
+}
+
+int rlvr_sandbox_build_seccomp(rlvr_sandbox_host *host) {
+    RLVR_TRY(build_program(false, &host->filter, &host->filter_len));
+    return build_program(true, &host->filter_inet, &host->filter_inet_len);
 }
 
 /* ---- probing ------------------------------------------------------------ */
@@ -197,6 +249,18 @@ static int refuse_userns(const rlvr_sandbox_host *host, const char *detail) {
     return RLVR_FAIL(RLVR_EUNSUPPORTED, "cannot build sandboxes on this machine: %s; %s", why, detail);
 }
 
+/* The places a sandbox mounts for itself (sandbox_mounts.c, each run's
+ * /proc and /tmp): a system path there would be hidden or collide. */
+static const char *sandbox_own_path(const char *p, size_t len) {
+    static const char *const own[] = {"/", "/tmp", "/work", "/proc", "/dev", "/.rlvr"};
+    for (size_t i = 0; i < sizeof own / sizeof *own; i++) {
+        size_t k = strlen(own[i]);
+        bool root = k == 1;
+        if (root ? len == 1 : len >= k && strncmp(p, own[i], k) == 0 && (len == k || p[k] == '/')) return own[i];
+    }
+    return NULL;
+}
+
 static int split_paths(rlvr_sandbox_host *host, const char *list) {
     size_t n = 1;
     for (const char *p = list; *p; p++) n += *p == ':';
@@ -208,6 +272,12 @@ static int split_paths(rlvr_sandbox_host *host, const char *list) {
         size_t len = end ? (size_t)(end - p) : strlen(p);
         if (len > 0) {
             if (p[0] != '/') return RLVR_FAIL(RLVR_EINVAL, "sandbox system path \"%.*s\" is not absolute", (int)len, p);
+            const char *mine = sandbox_own_path(p, len);
+            if (mine)
+                return RLVR_FAIL(RLVR_EINVAL,
+                                 "sandbox system path \"%.*s\" lies in %s, which every sandbox mounts for itself; "
+                                 "[sandbox] system_paths may name directories elsewhere",
+                                 (int)len, p, mine);
             char *s = strndup(p, len);
             if (!s) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
             host->system_paths[host->n_system_paths++] = s;
@@ -341,6 +411,7 @@ void rlvr_sandbox_host_free(rlvr_sandbox_host *host) {
     for (size_t i = 0; i < host->n_system_paths; i++) free(host->system_paths[i]);
     free(host->system_paths);
     free(host->filter);
+    free(host->filter_inet);
     free(host);
 }
 

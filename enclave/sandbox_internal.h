@@ -35,8 +35,10 @@ struct rlvr_sandbox_host {
     bool landlock;               /* Landlock restricts writes (kernel 5.13+ with landlock enabled) */
     char **system_paths;         /* host paths bound read-only */
     size_t n_system_paths;
-    struct sock_filter *filter;  /* seccomp program, built once */
+    struct sock_filter *filter;  /* seccomp program, built once: sockets of the inet families refused */
     unsigned short filter_len;
+    struct sock_filter *filter_inet; /* the same with AF_INET and AF_INET6 (RLVR_SANDBOX_NET_LOOPBACK) */
+    unsigned short filter_inet_len;
     int cap_last;                /* highest capability number of the kernel */
     char describe[256];
     /* the spawner: the small process every holder and supervisor is forked
@@ -67,6 +69,7 @@ struct rlvr_sandbox {
     bool has_private;
     bool has_judge; /* a judge directory is bound at RLVR_SANDBOX_JUDGE_DIR */
     bool landlock; /* enclaves only: confine writes (sandbox_confine.c) */
+    rlvr_sandbox_network network; /* which seccomp program its runs load */
     /* the supervisor of the last finished run when it was still exiting
      * (tearing down its namespaces) as the run was finished: reaped before
      * the next run starts, so it never counts against that run's limits
@@ -115,7 +118,7 @@ typedef struct {
 
 /* ---- sandbox_host.c ------------------------------------------------------- */
 
-/* Builds the seccomp program into host->filter. */
+/* Builds the seccomp programs into host->filter and host->filter_inet. */
 int rlvr_sandbox_build_seccomp(rlvr_sandbox_host *host);
 
 /* ---- sandbox.c: the runtime's side of a sandbox --------------------------- */
@@ -228,8 +231,11 @@ int rlvr_sb_become_inner(const rlvr_sandbox_host *host);
 
 /* ---- sandbox_mounts.c: the holder's file system ---------------------------------- */
 
-/* Builds the sandbox's root at `root` (not yet pivoted into). */
+/* Builds the sandbox's root at `root` (not yet pivoted into), all but /work. */
 void rlvr_sb_mount_root(int err_fd, const char *root, const rlvr_sb_holder_plan *p);
+
+/* Mounts /work (after the pivot) over the snapshot, as a reset does. */
+void rlvr_sb_mount_work(int err_fd, const rlvr_sb_holder_plan *p);
 
 /* Restores /work (after the pivot) to the snapshot. */
 void rlvr_sb_remount_work(int err_fd, const rlvr_sb_holder_plan *p);

@@ -186,18 +186,16 @@ static void protect_readonly(int err_fd, const char *work, const char *const *re
     }
 }
 
-/* Mounts a fresh /work under `prefix` ("" once the holder has pivoted):
- * a new tmpfs at .rlvr/state holds the copy-on-write layer (or the copy),
- * the snapshot bound at .rlvr/lower is the overlay's lower layer, and the
- * read-only paths are bound over themselves. Runs never see .rlvr/state
- * (their init unmounts it), commands never see .rlvr/lower either; the
- * runtime's own calls keep it (the pristine tree a workspace's snapshot
- * compares /work with). */
-static void mount_work(int err_fd, const char *prefix, const rlvr_sb_holder_plan *p) {
-    char state[PATH_MAX], lower[PATH_MAX], work[PATH_MAX], opts[128];
-    rlvr_sb_path(err_fd, state, sizeof state, "%s/.rlvr/state", prefix);
-    rlvr_sb_path(err_fd, lower, sizeof lower, "%s/.rlvr/lower", prefix);
-    rlvr_sb_path(err_fd, work, sizeof work, "%s/work", prefix);
+/* Mounts a fresh /work (the holder has pivoted): a new tmpfs at
+ * /.rlvr/state holds the copy-on-write layer (or the copy), the snapshot
+ * bound at /.rlvr/lower is the overlay's lower layer, and the read-only
+ * paths are bound over themselves. Runs never see /.rlvr/state (their init
+ * unmounts it), commands never see /.rlvr/lower either; the runtime's own
+ * calls keep it (the pristine tree a workspace's snapshot compares /work
+ * with). */
+static void mount_work(int err_fd, const rlvr_sb_holder_plan *p) {
+    const char *state = "/.rlvr/state", *lower = "/.rlvr/lower", *work = "/work";
+    char opts[128];
     rlvr_sb_path(err_fd, opts, sizeof opts, "size=%lld,mode=0755,nr_inodes=%lld", (long long)p->disk_bytes,
                  (long long)(p->disk_bytes / 4096 + 1024));
     if (mount("tmpfs", state, "tmpfs", MS_NOSUID | MS_NODEV, opts) != 0)
@@ -256,7 +254,6 @@ static void bind_hidden_dirs(int err_fd, const char *root, const rlvr_sb_holder_
 
 void rlvr_sb_mount_root(int err_fd, const char *root, const rlvr_sb_holder_plan *p) {
     mount_skeleton(err_fd, root, p->lower);
-    mount_work(err_fd, root, p);
     for (size_t i = 0; i < p->host->n_system_paths; i++) bind_system_path(err_fd, root, p->host->system_paths[i]);
     write_etc(err_fd, root, p->host);
     make_dev(err_fd, root);
@@ -264,11 +261,13 @@ void rlvr_sb_mount_root(int err_fd, const char *root, const rlvr_sb_holder_plan 
     bind_hidden_dirs(err_fd, root, p);
 }
 
+void rlvr_sb_mount_work(int err_fd, const rlvr_sb_holder_plan *p) { mount_work(err_fd, p); }
+
 void rlvr_sb_remount_work(int err_fd, const rlvr_sb_holder_plan *p) {
     if (umount2("/work", MNT_DETACH) != 0) rlvr_sb_fail(err_fd, RLVR_SANDBOX_STAGE_OTHER, "unmounting /work");
     if (umount2("/.rlvr/state", MNT_DETACH) != 0)
         rlvr_sb_fail(err_fd, RLVR_SANDBOX_STAGE_OTHER, "unmounting the state");
-    mount_work(err_fd, "", p);
+    mount_work(err_fd, p);
 }
 
 void rlvr_sb_pivot_root(int err_fd, const char *root) {

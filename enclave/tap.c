@@ -150,6 +150,25 @@ static int fold(int reason, rlvr_tap_status s) {
     return reason;
 }
 
+/* One counted result into the judgement: its share of partial credit, and
+ * of the FAIL_TO_PASS credit or the PASS_TO_PASS condition. */
+static void count(rlvr_tap_judgement *out, bool p2p, bool passed) {
+    out->total++;
+    out->passed += passed;
+    if (p2p) {
+        out->p2p_failed |= !passed;
+    } else {
+        out->f2p_total++;
+        out->f2p_passed += passed;
+    }
+}
+
+/* A run whose results cannot be trusted as a whole earns no partial credit. */
+static void no_credit(rlvr_tap_judgement *out) {
+    out->passed = 0;
+    out->f2p_passed = 0;
+}
+
 void rlvr_tap_judge(const rlvr_tap_report *r, const rlvr_tap_expect *x, rlvr_tap_judgement *out) {
     memset(out, 0, sizeof *out);
     if (r->malformed || r->bail_out) {
@@ -165,26 +184,24 @@ void rlvr_tap_judge(const rlvr_tap_report *r, const rlvr_tap_expect *x, rlvr_tap
     if (x->required) {
         for (const char *const *p = x->required; *p; p++) {
             if (listed(x->quarantined, *p)) continue;
-            int count = 0;
-            const rlvr_tap_test *t = rlvr_tap_find(r, *p, &count);
-            out->total++;
-            if (count > 1) {
+            int seen = 0;
+            const rlvr_tap_test *t = rlvr_tap_find(r, *p, &seen);
+            count(out, listed(x->pass_to_pass, *p), t && t->status == RLVR_TAP_PASS);
+            if (seen > 1) {
                 out->reason = RLVR_REASON_RESULTS_INVALID;
-                out->passed = 0;
+                no_credit(out);
                 return;
             }
             if (!t) {
                 incomplete = true;
                 continue;
             }
-            if (t->status == RLVR_TAP_PASS) out->passed++;
             reason = fold(reason, t->status);
         }
     } else {
         for (int i = 0; i < r->n_tests; i++) {
             if (listed(x->quarantined, r->tests[i].name)) continue;
-            out->total++;
-            if (r->tests[i].status == RLVR_TAP_PASS) out->passed++;
+            count(out, false, r->tests[i].status == RLVR_TAP_PASS);
             reason = fold(reason, r->tests[i].status);
         }
     }
@@ -193,7 +210,7 @@ void rlvr_tap_judge(const rlvr_tap_report *r, const rlvr_tap_expect *x, rlvr_tap
         out->reason = reason == RLVR_REASON_NONE && !incomplete ? RLVR_REASON_EXIT_STATUS
                       : incomplete                              ? RLVR_REASON_INCOMPLETE
                                                                 : reason;
-        out->passed = 0;
+        no_credit(out);
         return;
     }
     if (incomplete) {
@@ -210,6 +227,6 @@ void rlvr_tap_judge(const rlvr_tap_report *r, const rlvr_tap_expect *x, rlvr_tap
             explained |= r->tests[i].status == RLVR_TAP_FAIL && listed(x->quarantined, r->tests[i].name);
         if (!explained) reason = RLVR_REASON_EXIT_STATUS;
     }
-    if (reason == RLVR_REASON_EXIT_STATUS || reason == RLVR_REASON_NO_RESULTS) out->passed = 0;
+    if (reason == RLVR_REASON_EXIT_STATUS || reason == RLVR_REASON_NO_RESULTS) no_credit(out);
     out->reason = reason;
 }

@@ -51,12 +51,16 @@ typedef struct {
     const char *const *required;    /* names that must pass (NULL: every test in the stream) */
     const char *const *quarantined; /* names removed from the reward */
     int exit_code;                  /* of the test command: 0..255, or -1 when a signal ended it */
+    const char *const *pass_to_pass;/* those of `required` that passed before the change; the others are
+                                       FAIL_TO_PASS (required NULL: every test in the stream is) */
 } rlvr_tap_expect;
 
 typedef struct {
     int reason; /* RLVR_REASON_NONE when every required test passed */
     int passed; /* required (not quarantined) tests that passed */
     int total;  /* required (not quarantined) tests: partial credit = passed / total */
+    int f2p_passed, f2p_total; /* the same for the FAIL_TO_PASS tests among them */
+    bool p2p_failed;           /* a PASS_TO_PASS test did not pass (failed, skipped or missing) */
 } rlvr_tap_judgement;
 
 /* Judges a parsed stream (enclave/reason.h codes):
@@ -64,7 +68,8 @@ typedef struct {
  * fewer or more results than planned, or a required test missing →
  * INCOMPLETE; a required test failed → TESTS_FAILED; skipped or TODO →
  * TEST_SKIPPED; everything passed but the command failed (exit status not
- * 0 or a signal) → EXIT_STATUS. */
+ * 0 or a signal) → EXIT_STATUS. Where a run earns no partial credit (invalid
+ * or no results, a signal, EXIT_STATUS) passed and f2p_passed are 0. */
 void rlvr_tap_judge(const rlvr_tap_report *r, const rlvr_tap_expect *expect, rlvr_tap_judgement *out);
 
 #endif

@@ -30,6 +30,7 @@ struct rlvr_verify_task {
     char *build_command;
     char **editable;
     char **required;    /* fail_to_pass + pass_to_pass, or NULL */
+    char **pass_to_pass;/* of required; NULL when required is */
     char **order;       /* default RLVR_TEST_ORDER */
     char **protected;   /* task globs + public tests + hidden files */
     char **quarantined;
@@ -37,9 +38,11 @@ struct rlvr_verify_task {
     rlvr_sandbox_limits limits;
     int consensus;
     bool fresh;
+    rlvr_sandbox_network network;
     rlvr_diffgate_rules rules;
     rlvr_sandbox *enclave; /* pooled: restored (rlvr_sandbox_reset) before every run but the first */
     bool used;
+    rlvr_partial_credit credit;
 };
 
 /* ---- string lists ------------------------------------------------------------ */
@@ -173,6 +176,7 @@ int rlvr_verify_task_new(rlvr_verify_task **out, rlvr_sandbox_host *host, const 
     t->limits = spec->limits;
     t->consensus = spec->consensus_runs;
     t->fresh = spec->fresh_enclaves;
+    t->network = spec->network;
     t->rules = (rlvr_diffgate_rules)RLVR_DIFFGATE_RULES_INIT;
     if (spec->max_patch_bytes) t->rules.max_bytes = spec->max_patch_bytes;
     if (spec->max_patch_files) t->rules.max_files = spec->max_patch_files;
@@ -187,6 +191,7 @@ int rlvr_verify_task_new(rlvr_verify_task **out, rlvr_sandbox_host *host, const 
     if (rc == 0 && (spec->fail_to_pass || spec->pass_to_pass)) {
         rc = list_extend(&t->required, spec->fail_to_pass);
         if (rc == 0) rc = list_extend(&t->required, spec->pass_to_pass);
+        if (rc == 0) rc = list_extend(&t->pass_to_pass, spec->pass_to_pass);
     }
     if (rc == 0) rc = list_extend(&t->order, spec->test_order ? spec->test_order : (const char *const *)t->required);
     if (rc == 0) rc = list_extend(&t->protected, spec->protected_globs);
@@ -256,6 +261,7 @@ void rlvr_verify_task_free(rlvr_verify_task *t) {
     list_free(t->readonly);
     free(t->test_command);
     list_free(t->required);
+    list_free(t->pass_to_pass);
     list_free(t->order);
     list_free(t->protected);
     list_free(t->quarantined);
@@ -269,6 +275,12 @@ void rlvr_verify_task_settle(rlvr_verify_task *t) {
 const char *rlvr_verify_task_tree(const rlvr_verify_task *t) { return rlvr_snapshot_path(t->snap); }
 
 bool rlvr_verify_task_judged(const rlvr_verify_task *t) { return t->judge != NULL; }
+
+void rlvr_verify_task_set_partial_credit(rlvr_verify_task *t, rlvr_partial_credit credit) { t->credit = credit; }
+
+rlvr_partial_credit rlvr_verify_task_partial_credit(const rlvr_verify_task *t) { return t->credit; }
+
+rlvr_sandbox *rlvr_verify_task_enclave(rlvr_verify_task *t) { return t->fresh ? NULL : t->enclave; }
 
 int rlvr_verify_task_set_quarantine(rlvr_verify_task *t, const char *const *names) {
     RLVR_TRY(check_names(names, "quarantined"));
@@ -398,7 +410,8 @@ static int enclave_ready(rlvr_verify_task *t) {
     if (!t->enclave) {
         rlvr_sandbox_options opt = {.version = RLVR_SANDBOX_OPTIONS_VERSION, .kind = RLVR_SANDBOX_ENCLAVE,
                                     .tree = t->snap, .readonly = (const char *const *)t->readonly, .limits = t->limits,
-                                    .judge_dir = t->judge ? rlvr_judge_dir(t->judge) : NULL};
+                                    .judge_dir = t->judge ? rlvr_judge_dir(t->judge) : NULL,
+                                    .network = t->network};
         RLVR_TRY(rlvr_sandbox_new(&t->enclave, t->host, &opt));
     }
     t->used = true;
@@ -455,11 +468,12 @@ static int run_tests(rlvr_verify_task *t, const rlvr_sandbox_cmd *cmd, rlvr_veri
         }
         rlvr_tap_expect x = {.required = (const char *const *)t->required,
                              .quarantined = (const char *const *)t->quarantined,
-                             .exit_code = res.exit_code};
+                             .exit_code = res.exit_code,
+                             .pass_to_pass = (const char *const *)t->pass_to_pass};
         rlvr_tap_judge(&out->tap, &x, &out->judgement);
         /* a limit ends the run as a failure, whatever the results said, and
          * earns no partial credit */
-        if (res.limit != RLVR_LIMIT_NONE) out->judgement.passed = 0;
+        if (res.limit != RLVR_LIMIT_NONE) out->judgement.passed = out->judgement.f2p_passed = 0;
         out->reason = res.limit != RLVR_LIMIT_NONE ? rlvr_reason_for_limit(res.limit) : out->judgement.reason;
     }
     rlvr_sandbox_result_free(&res);
@@ -524,6 +538,19 @@ void rlvr_verify_run_free(rlvr_verify_run *run) {
 
 /* ---- the verdict ------------------------------------------------------------------------ */
 
+/* The first run's partial credit (consensus re-runs only confirm a pass). */
+static void first_run_credit(const rlvr_tap_judgement *j, rlvr_enclave_verdict *out) {
+    if (j->total > 0) {
+        out->partial = (float)j->passed / (float)j->total;
+        out->tests_passed = j->passed;
+        out->tests_total = j->total;
+    }
+    out->f2p_passed = j->f2p_passed;
+    out->f2p_total = j->f2p_total;
+    out->p2p_failed = j->p2p_failed;
+    if (j->f2p_total > 0 && !j->p2p_failed) out->f2p_partial = (float)j->f2p_passed / (float)j->f2p_total;
+}
+
 /* Wall and CPU time are one budget to the code under test: a busy loop
  * meets both limits at about the same moment, and which fires first depends
  * on the machine's load. Both are verdict timeout (the reason still names
@@ -561,11 +588,7 @@ int rlvr_verify_patch(rlvr_verify_task *t, const char *patch, size_t len, bool p
         if (rc < 0) return rc;
         out->runs++;
         out->enclave_s += run.wall_s;
-        if (k == 0 && run.judgement.total > 0) {
-            out->partial = (float)run.judgement.passed / (float)run.judgement.total;
-            out->tests_passed = run.judgement.passed;
-            out->tests_total = run.judgement.total;
-        }
+        if (k == 0) first_run_credit(&run.judgement, out);
         int reason = run.reason;
         bool infra = run.infra;
         rlvr_verify_run_free(&run);

@@ -76,6 +76,8 @@ typedef struct {
                                           /work */
     const char *build_command;         /* judge mode, optional: builds the code under test after the patch is
                                           applied and before the judge runs (/bin/sh -c in /work) */
+    rlvr_sandbox_network network;      /* the enclaves' runs: inet sockets on loopback, or none (the default;
+                                          the judge's build never has them) */
 } rlvr_verify_spec;
 
 #define RLVR_VERIFY_SPEC_VERSION 2
@@ -88,6 +90,11 @@ typedef struct {
     float partial;        /* fraction of the sealed tests that passed in the first run (0 when the run
                              was killed, hit a limit, or its exit status or results were invalid) */
     int32_t tests_passed, tests_total; /* the same as counts */
+    float f2p_partial;    /* fraction of the sealed FAIL_TO_PASS tests that passed in the first run (0
+                             when a PASS_TO_PASS test did not pass, and for the runs partial gives no
+                             credit); a task that names no tests counts every test as FAIL_TO_PASS */
+    int32_t f2p_passed, f2p_total; /* its counts */
+    bool p2p_failed;      /* a sealed PASS_TO_PASS test did not pass in the first run */
     int32_t runs;         /* enclave runs made */
     double wall_s;        /* the whole verification */
     double enclave_s;     /* inside enclaves (creation, apply, tests) */
@@ -108,9 +115,30 @@ void rlvr_verify_task_settle(rlvr_verify_task *task);
  * changes). */
 const char *rlvr_verify_task_tree(const rlvr_verify_task *task);
 
+/* The task's pooled enclave (NULL before its first run, and always with
+ * fresh_enclaves): for checks that look inside it, such as the test that
+ * compares what a run can observe in it after many verifications with a
+ * fresh enclave. The next verification resets it before its first run;
+ * a caller that runs commands in it must reset it first too. */
+rlvr_sandbox *rlvr_verify_task_enclave(rlvr_verify_task *task);
+
 /* True in judge mode: every test result comes from the judge, which no code
  * under test can reach, so partial credit is as sealed as the whole. */
 bool rlvr_verify_task_judged(const rlvr_verify_task *task);
+
+/* Which share of its tests a failed patch earns as the check's score (the
+ * verdict carries both; the caller that turns a verdict into a score reads
+ * the task's choice). */
+typedef enum {
+    RLVR_PARTIAL_CREDIT_ALL = 0,          /* partial: every sealed test counts, so a patch that changes
+                                             nothing earns the PASS_TO_PASS share */
+    RLVR_PARTIAL_CREDIT_FAIL_TO_PASS = 1, /* f2p_partial: only the tests the change must fix count, and
+                                             breaking a test that passed before voids the credit */
+} rlvr_partial_credit;
+
+/* The choice for this task (RLVR_PARTIAL_CREDIT_ALL until set). */
+void rlvr_verify_task_set_partial_credit(rlvr_verify_task *task, rlvr_partial_credit credit);
+rlvr_partial_credit rlvr_verify_task_partial_credit(const rlvr_verify_task *task);
 
 /* Replaces the quarantined tests (NULL-terminated names; NULL for none). */
 int rlvr_verify_task_set_quarantine(rlvr_verify_task *task, const char *const *names);

@@ -27,6 +27,7 @@ typedef struct {
     const char *const *readonly;     /* more read-only paths: build and test-runner configuration */
     rlvr_sandbox_limits limits;      /* for every command the agent runs */
     size_t max_patch_bytes;          /* larger patches are refused at extraction (0: 512 KiB) */
+    rlvr_sandbox_network network;    /* the task's: inet sockets on loopback, or none (the default) */
 } rlvr_workspace_spec;
 
 #define RLVR_WORKSPACE_SPEC_VERSION 1

@@ -179,6 +179,19 @@ static int probe_rewarded(rlvr_verify_task *vt, const char *patch, size_t len, u
     return 0;
 }
 
+/* The setup patches of parts [from, to), verified before them on the same
+ * pooled enclave (their verdicts do not count). */
+static int run_setups(rlvr_task_check_result *out, const rlvr_probe_set *ps, size_t from, size_t to,
+                      rlvr_verify_task *vt, uint64_t seed) {
+    for (size_t i = from; i < to; i++) {
+        if (!ps->items[i].setup) continue;
+        rlvr_enclave_verdict v;
+        RLVR_TRY(rlvr_verify_patch(vt, ps->items[i].setup, ps->items[i].setup_len, false, seed + i, &v));
+        out->runs += v.runs;
+    }
+    return 0;
+}
+
 /* Parts [from, to) of one class: together in one patch (each part is its
  * own files, all made against the base), and each alone when that was
  * rewarded, to name the parts. Appends the names of rewarded parts. */
@@ -190,6 +203,7 @@ static int run_probe_class(rlvr_task_check_result *out, const rlvr_probe_set *ps
     for (size_t i = from; i < to; i++) rlvr_text_append(&joint, ps->items[i].patch, ps->items[i].len);
     int rc = gen_text_check(&joint);
     bool rewarded = false, infra = false;
+    if (rc == 0) rc = run_setups(out, ps, from, to, vt, seed);
     if (rc == 0) rc = probe_rewarded(vt, joint.data ? joint.data : "", joint.len, seed, &out->runs, &rewarded, &infra);
     rlvr_text_free(&joint);
     if (rc < 0 || infra) return rc < 0 ? rc : verdict(out, RLVR_TASK_CHECK_INFRA, "probe \"%s\": the enclave failed",
@@ -197,7 +211,9 @@ static int run_probe_class(rlvr_task_check_result *out, const rlvr_probe_set *ps
     if (!rewarded) return 0;
     size_t named_before = named->len;
     for (size_t i = from; rc == 0 && i < to && to - from > 1; i++) {
-        rc = probe_rewarded(vt, ps->items[i].patch, ps->items[i].len, seed + 1 + i, &out->runs, &rewarded, &infra);
+        rc = run_setups(out, ps, i, i + 1, vt, seed + 1 + i);
+        if (rc == 0)
+            rc = probe_rewarded(vt, ps->items[i].patch, ps->items[i].len, seed + 1 + i, &out->runs, &rewarded, &infra);
         if (rc == 0 && rewarded)
             rlvr_text_printf(named, "%s%s %s", named->len ? "; " : "", ps->items[i].klass, ps->items[i].part);
     }

@@ -301,7 +301,8 @@ static int workspace_open(env *e, const rlvr_harness_options *opt) {
     if (rc == 0) {
         rlvr_workspace_spec spec = {.version = RLVR_WORKSPACE_SPEC_VERSION, .repo_dir = t->repository_path,
                                     .base_commit = t->base_commit, .public_tests = pub, .readonly = ro,
-                                    .limits = opt->tool_limits};
+                                    .limits = opt->tool_limits,
+                                    .network = t->network ? RLVR_SANDBOX_NET_LOOPBACK : RLVR_SANDBOX_NET_NONE};
         if (spec.limits.wall_s <= 0) rlvr_sandbox_limits_default(&spec.limits);
         if (spec.limits.wall_s < e->b.tool_timeout_s) spec.limits.wall_s = e->b.tool_timeout_s;
         if (spec.limits.cpu_s < e->b.tool_timeout_s) spec.limits.cpu_s = e->b.tool_timeout_s;
@@ -986,7 +987,8 @@ int rlvr_harness_verify_spec(rlvr_verify_spec *spec, rlvr_harness_verify_views *
                                .public_tests = v->public_tests, .limits = *limits,
                                .consensus_runs = consensus_runs, .editable_globs = v->editable,
                                .judge_build = t->judge_build, .judge_argv = t->judge_build ? v->judge_argv : NULL,
-                               .build_command = t->hidden_build_command};
+                               .build_command = t->hidden_build_command,
+                               .network = t->network ? RLVR_SANDBOX_NET_LOOPBACK : RLVR_SANDBOX_NET_NONE};
     return 0;
 }
 
@@ -1022,9 +1024,11 @@ int rlvr_harness_verify(rlvr_harness_job *job, rlvr_verify_task *vt, uint64_t se
     r->verdict = v.verdict;
     r->verdict_reason = v.reason;
     /* the check's own score: partial credit only where every test result
-     * comes from a judge the code under test cannot reach */
+     * comes from a judge the code under test cannot reach, of the share the
+     * task was told to credit */
+    float credit = rlvr_verify_task_partial_credit(vt) == RLVR_PARTIAL_CREDIT_FAIL_TO_PASS ? v.f2p_partial : v.partial;
     r->reward.outcome = v.verdict == RLVR_VERDICT_PASS                                  ? 1.0f
-                        : v.verdict == RLVR_VERDICT_FAIL && rlvr_verify_task_judged(vt) ? v.partial
+                        : v.verdict == RLVR_VERDICT_FAIL && rlvr_verify_task_judged(vt) ? credit
                                                                                         : 0.0f;
     r->timings.verify_s += v.wall_s;
     return 0;

@@ -243,10 +243,12 @@ int rlvr_harness_verify_task_new(rlvr_verify_task **out, rlvr_sandbox_host *host
                                  const rlvr_sandbox_limits *limits, int consensus_runs);
 
 /* Verifies the job's patch (enclave/verify.h) and fills the record's verdict,
- * verdict_reason, reward.outcome and timings.verify_s. A rollout stopped by
- * an infrastructure failure keeps verdict INFRA and is not verified; a
- * "tests" rollout without a patch verifies the empty patch. Returns 0, or a
- * negative code for bad arguments or out of memory. */
+ * verdict_reason, reward.outcome and timings.verify_s. reward.outcome is 1
+ * for a pass; for a failed patch of a judge-mode task, the share of tests
+ * the verify task credits (rlvr_verify_task_set_partial_credit); otherwise
+ * 0. A rollout stopped by an infrastructure failure keeps verdict INFRA and
+ * is not verified; a "tests" rollout without a patch verifies the empty
+ * patch. Returns 0, or a negative code for bad arguments or out of memory. */
 int rlvr_harness_verify(rlvr_harness_job *job, rlvr_verify_task *vt, uint64_t seed);
 
 #endif

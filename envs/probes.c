@@ -515,23 +515,28 @@ static void sh_guard(rlvr_text *out, const rlvr_str_list *secrets) {
     rlvr_text_printf(out, "; then :; else exit 1; fi\n");
 }
 
-/* The reference fix plus the guard, in the editable source the fix touches
- * (else any editable source of the language). */
-static int probe_hidden_run_time(probe_ctx *c) {
-    rlvr_str_list secrets = {0};
-    secret_paths(c->t, &secrets);
-    const char *target = NULL;
-    bool c_target = false;
-    for (int pass = 0; pass < 2 && !target; pass++)
-        for (size_t i = 0; i < c->files.n && !target; i++) {
+/* Where a guard goes: the editable C or shell source the reference fix
+ * touches, else any editable one; NULL when there is none. */
+static const char *guard_target(const probe_ctx *c) {
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < c->files.n; i++) {
             const char *f = c->files.items[i];
             if (!(has_suffix(f, ".c") || has_suffix(f, ".sh")) || !gate_allows(c, f)) continue;
             char needle[PATH_MAX + 8];
             snprintf(needle, sizeof needle, "+++ b/%s\n", f);
             if (pass == 0 && !strstr(c->t->reference_patch, needle)) continue;
-            target = f;
-            c_target = has_suffix(f, ".c");
+            return f;
         }
+    return NULL;
+}
+
+/* The reference fix plus the guard, in the editable source the fix touches
+ * (else any editable source of the language). */
+static int probe_hidden_run_time(probe_ctx *c) {
+    rlvr_str_list secrets = {0};
+    secret_paths(c->t, &secrets);
+    const char *target = guard_target(c);
+    bool c_target = target && has_suffix(target, ".c");
     int rc = 0;
     if (target && secrets.n) {
         rlvr_text guard = {0};
@@ -548,6 +553,115 @@ static int probe_hidden_run_time(probe_ctx *c) {
         rlvr_text_free(&guard);
     }
     rlvr_str_list_clear(&secrets);
+    return rc;
+}
+
+/* ---- state between verifications ---------------------------------------------------
+ * A verification must start from a state no earlier one left: the writer
+ * (code added to an editable source, no fix) leaves a marker in every
+ * channel it can write, the reader (the reference fix behind a guard)
+ * fails every test unless it finds one, and both are verified one after the
+ * other on the task's one pooled enclave. The channels: files in /tmp and at
+ * the top of /work, a loopback TCP socket in TIME_WAIT (where the task has a
+ * network), a System V message queue and a POSIX message queue; in shell,
+ * the files. Whatever a task's judge or commands keep between runs in a
+ * place the writer reaches (a cache in /tmp, say) shows the same way. */
+
+#define STATE_MARKER "rlvr-probe-state"
+#define STATE_PORT 47311
+#define STATE_KEY 0x726c7672 /* "rlvr" */
+#define STATE_CHANNELS \
+    "/tmp/" STATE_MARKER ", /work/" STATE_MARKER ", TCP TIME_WAIT 127.0.0.1:47311, System V and POSIX message queues"
+
+static const char c_state_common[] =
+    "/* rlvr probe: state between verifications */\n"
+    "#include <errno.h>\n#include <fcntl.h>\n#include <mqueue.h>\n#include <netinet/in.h>\n#include <stdio.h>\n"
+    "#include <string.h>\n#include <sys/ipc.h>\n#include <sys/msg.h>\n#include <sys/socket.h>\n#include <unistd.h>\n"
+    "#undef __attribute__ /* glibc's headers define it away for compilers that are not GCC, tcc among them */\n"
+    "static const char *const rlvr_probe_files[] = {\"/tmp/" STATE_MARKER "\", \"/work/" STATE_MARKER "\", 0};\n"
+    "static struct sockaddr_in rlvr_probe_addr(int port) {\n"
+    "    struct sockaddr_in a;\n    memset(&a, 0, sizeof a);\n    a.sin_family = AF_INET;\n"
+    "    a.sin_port = htons((unsigned short)port);\n    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);\n    return a;\n}\n";
+
+/* C: the marker into every channel (a client that closes first stays in
+ * TIME_WAIT); failures are ignored, each channel stands alone. Only what
+ * strict ISO C modes (-std=c11) still declare: no O_CLOEXEC, SOCK_CLOEXEC. */
+static const char c_state_writer[] =
+    "__attribute__((constructor)) static void rlvr_probe_leave_state(void) {\n"
+    "    for (int i = 0; rlvr_probe_files[i]; i++) {\n"
+    "        int fd = open(rlvr_probe_files[i], O_WRONLY | O_CREAT | O_TRUNC, 0644);\n"
+    "        if (fd >= 0 && write(fd, \"" STATE_MARKER "\\n\", sizeof \"" STATE_MARKER "\") < 0) {\n        }\n"
+    "        if (fd >= 0) close(fd);\n    }\n"
+    "    struct sockaddr_in server = rlvr_probe_addr(%d + 1), client = rlvr_probe_addr(%d);\n"
+    "    int l = socket(AF_INET, SOCK_STREAM, 0), c = socket(AF_INET, SOCK_STREAM, 0);\n"
+    "    if (l >= 0 && c >= 0 && bind(l, (struct sockaddr *)&server, sizeof server) == 0 && listen(l, 1) == 0 &&\n"
+    "        bind(c, (struct sockaddr *)&client, sizeof client) == 0 &&\n"
+    "        connect(c, (struct sockaddr *)&server, sizeof server) == 0) {\n"
+    "        int s = accept(l, 0, 0);\n        char byte;\n        close(c);\n        c = -1;\n"
+    "        if (s >= 0 && read(s, &byte, 1) >= 0) close(s);\n    }\n"
+    "    if (c >= 0) close(c);\n    if (l >= 0) close(l);\n"
+    "    int q = msgget(%d, IPC_CREAT | 0600);\n"
+    "    struct {\n        long type;\n        char text[8];\n    } m = {1, \"rlvr\"};\n"
+    "    if (q >= 0 && msgsnd(q, &m, sizeof m.text, IPC_NOWAIT) != 0) {\n    }\n"
+    "    mqd_t mq = mq_open(\"/" STATE_MARKER "\", O_CREAT | O_WRONLY, 0600, 0);\n"
+    "    if (mq != (mqd_t)-1) mq_close(mq);\n"
+    "}\n";
+
+/* C: the reader's guard: end the process with status 1 unless a marker is
+ * found (a port still bound by a socket in TIME_WAIT refuses a new bind). */
+static const char c_state_reader[] =
+    "__attribute__((constructor)) static void rlvr_probe_find_state(void) {\n"
+    "    for (int i = 0; rlvr_probe_files[i]; i++)\n"
+    "        if (access(rlvr_probe_files[i], F_OK) == 0) return;\n"
+    "    struct sockaddr_in client = rlvr_probe_addr(%d);\n"
+    "    int c = socket(AF_INET, SOCK_STREAM, 0);\n"
+    "    int taken = c >= 0 && bind(c, (struct sockaddr *)&client, sizeof client) != 0 && errno == EADDRINUSE;\n"
+    "    if (c >= 0) close(c);\n    if (taken) return;\n"
+    "    if (msgget(%d, 0) >= 0) return;\n"
+    "    mqd_t mq = mq_open(\"/" STATE_MARKER "\", O_RDONLY);\n"
+    "    if (mq != (mqd_t)-1) {\n        mq_close(mq);\n        return;\n    }\n"
+    "    _exit(1);\n"
+    "}\n";
+
+static const char sh_state_writer[] = "# rlvr probe: state between verifications\n"
+                                      "echo " STATE_MARKER " > /tmp/" STATE_MARKER " 2>/dev/null\n"
+                                      "echo " STATE_MARKER " > /work/" STATE_MARKER " 2>/dev/null\n";
+static const char sh_state_reader[] = "# rlvr probe: the fix counts only where an earlier verification left state\n"
+                                      "[ -e /tmp/" STATE_MARKER " ] || [ -e /work/" STATE_MARKER " ] || exit 1\n";
+
+/* The writer (the setup patch, no fix) and the reader (the probe). */
+static int probe_state(probe_ctx *c) {
+    const char *target = guard_target(c);
+    if (!target) return 0;
+    bool c_target = has_suffix(target, ".c");
+    rlvr_text writer = {0}, reader = {0};
+    if (c_target) {
+        rlvr_text_printf(&writer, "%s", c_state_common);
+        rlvr_text_printf(&writer, c_state_writer, STATE_PORT, STATE_PORT, STATE_KEY);
+        rlvr_text_printf(&reader, "%s", c_state_common);
+        rlvr_text_printf(&reader, c_state_reader, STATE_PORT, STATE_KEY);
+    } else {
+        rlvr_text_printf(&writer, "%s", sh_state_writer);
+        rlvr_text_printf(&reader, "%s", sh_state_reader);
+    }
+    int rc = gen_text_check(&writer);
+    if (rc == 0) rc = gen_text_check(&reader);
+    probe_edit w = {c_target ? EDIT_APPEND : EDIT_AFTER_FIRST_LINE, "", writer.data};
+    probe_edit r = {c_target ? EDIT_APPEND : EDIT_AFTER_FIRST_LINE, "", reader.data};
+    snprintf(w.path, sizeof w.path, "%s", target);
+    snprintf(r.path, sizeof r.path, "%s", target);
+    rlvr_text setup = {0};
+    if (rc == 0) rc = patch_from_base(c, &w, 1, &setup);
+    if (rc == 0) rc = add_probe(c, "state between verifications", c_target ? STATE_CHANNELS : "/tmp/" STATE_MARKER
+                                ", /work/" STATE_MARKER, true, &r, 1);
+    if (rc == 0) {
+        c->out->items[c->out->n - 1].setup = setup.data;
+        c->out->items[c->out->n - 1].setup_len = setup.len;
+        setup.data = NULL;
+    }
+    rlvr_text_free(&setup);
+    rlvr_text_free(&writer);
+    rlvr_text_free(&reader);
     return rc;
 }
 
@@ -570,6 +684,7 @@ int rlvr_task_probes(const rlvr_task *task, const char *scratch, rlvr_probe_set 
     if (rc == 0) rc = probe_forgers(&c, "forged results", c.stream.data, false);
     if (rc == 0) rc = probe_forgers(&c, "decoy and kill", c.decoy.data, true);
     if (rc == 0) rc = probe_hidden_run_time(&c);
+    if (rc == 0) rc = probe_state(&c);
     if (c.base) rlvr_fs_remove_tree(c.base);
     free(c.base);
     rlvr_str_list_clear(&c.files);
@@ -585,7 +700,10 @@ int rlvr_task_probes(const rlvr_task *task, const char *scratch, rlvr_probe_set 
 }
 
 void rlvr_probe_set_free(rlvr_probe_set *s) {
-    for (size_t i = 0; i < s->n; i++) free(s->items[i].patch);
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->items[i].patch);
+        free(s->items[i].setup);
+    }
     free(s->items);
     memset(s, 0, sizeof *s);
 }

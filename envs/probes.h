@@ -24,7 +24,14 @@
  * - hidden files at run time: the reference fix plus a guard that fails
  *   every test unless the code under test can open a hidden test file or the
  *   judge's program, or read the executable link of an ancestor that is the
- *   judge: rewarded when they are readable.
+ *   judge: rewarded when they are readable;
+ * - state between verifications: a writer (no fix) leaves a marker in every
+ *   channel it can write (files in /tmp and at the top of /work, a loopback
+ *   socket in TIME_WAIT, System V and POSIX message queues) and is verified
+ *   first; then the reference fix plus a guard that fails every test unless
+ *   it finds a marker, on the same pooled enclave: rewarded when anything
+ *   of one verification reaches the next (the sandbox's reset, or a task's
+ *   judge or commands that keep state between runs).
  * The patches are made on the host from the base tree and the reference
  * patch (the task's own trusted content); a file the diff gate would refuse
  * (the task's protected and editable paths, its test files, the built-in
@@ -39,10 +46,13 @@
 
 typedef struct {
     char klass[32];  /* "build lookup", "system header", "forged results", "decoy and kill",
-                        "hidden files at run time" */
+                        "hidden files at run time", "state between verifications" */
     char part[192];  /* what this one is: "GNUmakefile", "stdio.h", "lib.c", ... */
     char *patch;     /* a unified git patch against the base commit */
     size_t len;
+    char *setup;     /* NULL, or a patch verified just before `patch` on the same pooled enclave, its
+                        verdict ignored (the writer of "state between verifications") */
+    size_t setup_len;
 } rlvr_probe;
 
 typedef struct {

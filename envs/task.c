@@ -395,6 +395,18 @@ static bool looks_like_patch(const char *p) {
            (strncmp(p, "+++ ", 4) == 0 || strstr(p, "\n+++ ")) && strstr(p, "\n@@ ");
 }
 
+/* "network": "none" (the default: no inet sockets in the task's sandboxes)
+ * or "loopback" (a task whose tests talk to a server they start). */
+static int read_network(const reader *r, json_t *root) {
+    char *s = NULL;
+    RLVR_TRY(get_string(r, root, "", "network", false, true, &s));
+    bool loopback = s && strcmp(s, "loopback") == 0, none = !s || strcmp(s, "none") == 0;
+    int rc = loopback || none ? 0 : field_error(r, "network", "is \"%s\"; use \"none\" or \"loopback\"", s);
+    free(s);
+    r->task->network = loopback;
+    return rc;
+}
+
 static int read_tests_verifier(const reader *r, json_t *root) {
     rlvr_task *t = r->task;
     RLVR_TRY(read_repository(r, root));
@@ -411,6 +423,7 @@ static int read_tests_verifier(const reader *r, json_t *root) {
             return field_error(r, "wrong_patches", "item %zu is not a unified diff (needs ---, +++ and @@ lines)", i);
     RLVR_TRY(get_list(r, root, "", "protected_paths", false, false, false, &t->protected_paths));
     RLVR_TRY(get_list(r, root, "", "editable_paths", false, true, false, &t->editable_paths));
+    RLVR_TRY(read_network(r, root));
     if (t->editable_paths.n == 0) {
         t->editable_derived = true;
         return rlvr_task_editable_from_patch(t->reference_patch, &t->editable_paths);
@@ -534,13 +547,13 @@ static const char *const top_keys[] = {
     "format",         "id",           "family",       "template",        "split",         "split_key",
     "verifier",       "prompt",       "repository",   "base_commit",     "public_tests",  "hidden_tests",
     "FAIL_TO_PASS",   "PASS_TO_PASS", "reference_patch", "wrong_patches", "protected_paths", "editable_paths",
-    "arith",          "reference_answer", "wrong_answers", "tools",     "budgets",       "metadata",      NULL,
+    "network",        "arith",          "reference_answer", "wrong_answers", "tools",     "budgets",       "metadata",      NULL,
 };
 
 /* Fields that belong to one verifier only. */
 static const char *const tests_only[] = {"repository",   "base_commit",     "public_tests",  "hidden_tests",
                                          "FAIL_TO_PASS", "PASS_TO_PASS",    "reference_patch", "wrong_patches",
-                                         "protected_paths", "editable_paths", NULL};
+                                         "protected_paths", "editable_paths", "network", NULL};
 static const char *const arith_only[] = {"arith", "reference_answer", "wrong_answers", NULL};
 
 static int read_root(const reader *r, json_t *root) {
@@ -699,6 +712,7 @@ static int tests_json(const rlvr_task *t, json_t *o) {
     RLVR_TRY(set_new(o, "wrong_patches", list_json(&t->wrong_patches)));
     RLVR_TRY(set_new(o, "protected_paths", list_json(&t->protected_paths)));
     if (!t->editable_derived) RLVR_TRY(set_new(o, "editable_paths", list_json(&t->editable_paths)));
+    if (t->network) RLVR_TRY(set_new(o, "network", json_string("loopback")));
     return 0;
 }
 

@@ -95,6 +95,8 @@ typedef struct {
                                         (enclave/diffgate.h); when the spec gives none, derived from
                                         the reference patch (editable_derived) */
     bool editable_derived;           /* editable_paths came from the reference patch: not written back */
+    bool network;                    /* "network": "loopback": the workspace's and the enclave's runs may
+                                        open inet sockets on their own loopback (default "none": refused) */
 
     /* verifier "arith" */
     rlvr_arith_problem arith;

@@ -2,12 +2,15 @@
  * list` (load a pool, check split hygiene, summarise it) and `rlvr tasks
  * check` (validate every task in enclaves, write the validated-pool
  * manifest). */
+#include "core/config.h"
 #include "core/error.h"
 #include "core/sys.h"
+#include "enclave/config.h"
 #include "envs/check.h"
 #include "envs/gen.h"
 #include "envs/pool.h"
 #include "jobs/commands.h"
+#include "jobs/schemas.h"
 #include "train/run.h"
 
 #include <errno.h>
@@ -25,15 +28,17 @@ static void usage(FILE *out) {
             "                      [--difficulty 1|2|3] [--first I] [--compiler CC]\n"
             "       rlvr tasks list POOL\n"
             "       rlvr tasks check POOL [--json] [--runs N] [--seed S] [--jobs J] [--wall-s T]\n"
-            "                        [--manifest PATH]\n"
+            "                        [--manifest PATH] [--config RUN.ini]\n"
             "\n"
             "families: bugfix-c (multi-turn C bug fixing), arith (single-turn arithmetic)\n"
             "A pool is a directory of *.json task specs or a .jsonl file (docs/TASKS.md).\n"
             "check: the untouched repository must fail, the reference pass (with consensus), every\n"
             "wrong patch fail; the reference runs N more times in shuffled orders (quarantine,\n"
             "default 30). Broken, flaky and unjudgeable tasks are excluded; the manifest (default\n"
-            "POOL.manifest.json) records every verdict and the pool's content hash. Exit status 0\n"
-            "when every task passed, 1 when some were excluded or the check failed.\n");
+            "POOL.manifest.json) records every verdict and the pool's content hash. --config: build\n"
+            "the sandboxes as the run's [sandbox] section says (system paths, uid, overlay), as its\n"
+            "training will. Exit status 0 when every task passed, 1 when some were excluded or the\n"
+            "check failed.\n");
 }
 
 static int cmd_gen(int argc, char **argv) {
@@ -132,7 +137,7 @@ static int cmd_list(int argc, char **argv) {
 /* ---- tasks check ---------------------------------------------------------------- */
 
 static int check_parse_args(int argc, char **argv, rlvr_task_check_options *opts, bool *json, int *jobs,
-                            const char **manifest) {
+                            const char **manifest, const char **config) {
     for (int i = 3; i < argc; i++) {
         const char *flag = argv[i];
         if (strcmp(flag, "--json") == 0) {
@@ -159,6 +164,8 @@ static int check_parse_args(int argc, char **argv, rlvr_task_check_options *opts
             opts->wall_s = (double)v;
         } else if (strcmp(flag, "--manifest") == 0) {
             *manifest = value;
+        } else if (strcmp(flag, "--config") == 0) {
+            *config = value;
         } else {
             fprintf(stderr, "rlvr tasks check: unknown option %s\n", flag);
             return -1;
@@ -175,8 +182,8 @@ static int cmd_check(int argc, char **argv) {
     rlvr_task_check_options opts = RLVR_TASK_CHECK_OPTIONS_INIT;
     bool json = false;
     int jobs = rlvr_physical_cores();
-    const char *manifest = NULL;
-    if (check_parse_args(argc, argv, &opts, &json, &jobs, &manifest) < 0) {
+    const char *manifest = NULL, *config = NULL;
+    if (check_parse_args(argc, argv, &opts, &json, &jobs, &manifest, &config) < 0) {
         usage(stderr);
         return RLVR_EXIT_USAGE;
     }
@@ -186,7 +193,11 @@ static int cmd_check(int argc, char **argv) {
 
     size_t ok = 0, n = 0;
     rlvr_sandbox_host_options host_options = RLVR_SANDBOX_HOST_OPTIONS_INIT;
-    int rc = rlvr_run_check_pool(argv[2], manifest, &opts, &host_options, jobs, json, stdout, &ok, &n);
+    rlvr_config *cfg = NULL;
+    int rc = config ? rlvr_config_load(&cfg, config, rlvr_all_config_schemas) : 0;
+    if (rc == 0 && cfg) rc = rlvr_sandbox_host_options_from_config(cfg, &host_options);
+    if (rc == 0) rc = rlvr_run_check_pool(argv[2], manifest, &opts, &host_options, jobs, json, stdout, &ok, &n);
+    rlvr_config_free(cfg);
     if (rc < 0) return rlvr_cmd_fail("tasks check", rc);
     rlvr_pool_manifest *m = NULL;
     rlvr_task_pool *pool = NULL;

@@ -15,9 +15,10 @@ typedef struct {
 
 const rlvr_config_key rlvr_rl_config_keys[] = {
     /* [reward] */
-    RLVR_KEY_ENUM("reward", "outcome", rlvr_reward_config, outcome, "binary", "binary|partial",
-        "decisive outcome: binary (pass = 1) or partial (a failed rollout scores the fraction of its tests that "
-        "passed, for tasks verified by a judge)"),
+    RLVR_KEY_ENUM("reward", "outcome", rlvr_reward_config, outcome, "binary", "binary|partial|fail_to_pass",
+        "decisive outcome: binary (pass = 1), partial (a failed rollout scores the fraction of its tests that "
+        "passed) or fail_to_pass (the fraction of its FAIL_TO_PASS tests that passed, 0 when a PASS_TO_PASS test "
+        "failed); partial credit only for tasks verified by a judge"),
     RLVR_KEY_DOUBLE("reward", "format_weight", rlvr_reward_config, format_weight, "0.05", 0, 1,
         "lambda_fmt: weight of R_format, the share of tool calls that parsed against their schema"),
     RLVR_KEY_ENUM("reward", "length_penalty", rlvr_reward_config, length_penalty, "threshold", "none|linear|threshold",

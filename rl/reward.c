@@ -125,7 +125,7 @@ int rlvr_rl_reward(rlvr_reward *out, const rlvr_reward_input *in, const rlvr_rew
             format = in->format;
             break;
         case RLVR_VERDICT_FAIL:
-            if (c->outcome == RLVR_OUTCOME_PARTIAL) {
+            if (c->outcome != RLVR_OUTCOME_BINARY) { /* partial or fail_to_pass: the verifier chose the share */
                 if (!(in->partial >= 0.0 && in->partial <= 1.0))
                     return RLVR_FAIL(RLVR_EINVAL, "reward: partial credit %g outside [0, 1]", in->partial);
                 outcome = in->partial;

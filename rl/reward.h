@@ -6,11 +6,15 @@
  *   none:       R = R_outcome + λ_fmt·R_format
  *
  * R_outcome ∈ {0, 1} comes from the decisive check (the verifier's verdict),
- * or, with partial credit, the fraction of sealed tests passed — only for a
+ * or, with partial credit, the fraction a failed rollout earned — only for a
  * rollout whose partial checks are as sealed as the whole: the verifier
  * reports a fraction only for tasks verified by a judge (enclave/verify.h,
- * envs/harness.c) and 0 for every other failed rollout. R_format ∈ [0, 1] is the share of tool calls that parsed
- * against their schema. |τ_gen| counts policy tokens only.
+ * envs/harness.c) and 0 for every other failed rollout. `partial` credits
+ * the share of all sealed tests passed, `fail_to_pass` the share of the
+ * FAIL_TO_PASS tests, and 0 when a PASS_TO_PASS test broke; the verifier
+ * computes the one the run configures, so both arrive here as `partial`.
+ * R_format ∈ [0, 1] is the share of tool calls that parsed against their
+ * schema. |τ_gen| counts policy tokens only.
  *
  * Shaping may never reorder success and failure. rlvr_rl_reward_config_check
  * refuses weights under which a short wrong trajectory can outrank a long
@@ -41,7 +45,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-typedef enum { RLVR_OUTCOME_BINARY = 0, RLVR_OUTCOME_PARTIAL = 1 } rlvr_outcome_kind;
+typedef enum { RLVR_OUTCOME_BINARY = 0, RLVR_OUTCOME_PARTIAL = 1, RLVR_OUTCOME_FAIL_TO_PASS = 2 } rlvr_outcome_kind;
 typedef enum { RLVR_LENGTH_NONE = 0, RLVR_LENGTH_LINEAR = 1, RLVR_LENGTH_THRESHOLD = 2 } rlvr_length_penalty;
 typedef enum { RLVR_TRUNCATION_FAIL = 0, RLVR_TRUNCATION_EXCLUDE = 1 } rlvr_truncation_policy;
 
@@ -61,8 +65,9 @@ typedef struct {
 typedef struct {
     rlvr_verdict verdict;
     rlvr_stop_reason stop;
-    double partial;                    /* the fraction of sealed tests the failed rollout passed, [0, 1]
-                                          (0 where the partial checks are not sealed) */
+    double partial;                    /* the failed rollout's partial credit, [0, 1]: the share of sealed
+                                          tests (partial) or of FAIL_TO_PASS tests (fail_to_pass) it
+                                          passed (0 where the partial checks are not sealed) */
     double format;                     /* R_format ∈ [0, 1] */
     int64_t policy_tokens;             /* |τ_gen| ≤ max_tokens */
 } rlvr_reward_input;

@@ -19,7 +19,7 @@ typedef struct {
     size_t len;
     rlvr_verdict verdict;
     int32_t reason;
-    float outcome; /* the check's score (partial credit where sealed) */
+    float outcome; /* the check's score (partial credit where sealed, of the run's [reward] outcome) */
 } cached_verdict;
 
 typedef struct {
@@ -131,6 +131,11 @@ static int verifier_for(rlvr_verifiers *vs, const rlvr_task *task, size_t pool_i
         RLVR_TRY(rlvr_harness_verify_task_new(&v->vt, vs->run->host, task, &vs->run->enclave.limits,
                                               vs->run->enclave.consensus_runs));
         __atomic_add_fetch(&vs->live, 1, __ATOMIC_RELAXED);
+        /* the check's score is the share [reward] outcome rewards (binary
+         * ignores it) */
+        rlvr_verify_task_set_partial_credit(v->vt, vs->run->rl.reward.outcome == RLVR_OUTCOME_FAIL_TO_PASS
+                                                       ? RLVR_PARTIAL_CREDIT_FAIL_TO_PASS
+                                                       : RLVR_PARTIAL_CREDIT_ALL);
         const rlvr_str_list *q = rlvr_pool_manifest_quarantined(vs->run->pool_manifest, task->id);
         if (q && q->n) {
             const char **names = calloc(q->n + 1, sizeof *names);

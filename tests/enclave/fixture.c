@@ -33,13 +33,16 @@
 static const char sh_calc_broken[] = SH_CALC("a + b");
 static const char sh_calc_fixed[] = SH_CALC("a * b");
 
-#define C_CALC(MUL)                                                         \
+#define C_CALC_SUB_MUL(SUB, MUL)                                            \
     "#include \"calc.h\"\n"                                                 \
     "\n"                                                                    \
     "long calc_add(long a, long b) { return a + b; }\n"                     \
-    "long calc_sub(long a, long b) { return a - b; }\n"                     \
+    "long calc_sub(long a, long b) { return " SUB "; }\n"                   \
     "long calc_mul(long a, long b) { return " MUL "; }\n"                   \
     "long calc_neg(long a) { return -a; }\n"
+#define C_CALC(MUL) C_CALC_SUB_MUL("a - b", MUL)
+/* the same text as a format of the two expressions */
+#define C_CALC_FORMAT C_CALC_SUB_MUL("%s", "%s")
 
 static const char c_calc_broken[] = C_CALC("a + b");
 static const char c_calc_fixed[] = C_CALC("a * b");
@@ -181,6 +184,11 @@ int fixture_sh_calc(char *buf, size_t cap, const char *mul_expr) {
                      "#!/bin/sh\nop=$1\na=$2\nb=$3\ncase $op in\n  add) echo $((a + b)) ;;\n  sub) echo $((a - b)) ;;\n"
                      "  mul) echo $((%s)) ;;\n  neg) echo $((0 - a)) ;;\n  *) exit 2 ;;\nesac\n",
                      mul_expr);
+    return n < 0 || (size_t)n >= cap ? -1 : 0;
+}
+
+int fixture_c_calc(char *buf, size_t cap, const char *sub_expr, const char *mul_expr) {
+    int n = snprintf(buf, cap, C_CALC_FORMAT, sub_expr, mul_expr);
     return n < 0 || (size_t)n >= cap ? -1 : 0;
 }
 
@@ -398,9 +406,12 @@ int fixture_count_entries(const char *dir) {
     return n;
 }
 
-int fixture_host(rlvr_sandbox_host **out, bool overlay) {
+int fixture_host(rlvr_sandbox_host **out, bool overlay) { return fixture_host_paths(out, overlay, NULL); }
+
+int fixture_host_paths(rlvr_sandbox_host **out, bool overlay, const char *system_paths) {
     rlvr_sandbox_host_options opt = RLVR_SANDBOX_HOST_OPTIONS_INIT;
     opt.overlay = overlay;
+    opt.system_paths = system_paths;
     RLVR_TRY(rlvr_sandbox_host_new(out, &opt));
     printf("sandbox host: %s\n", rlvr_sandbox_host_describe(*out));
     return 0;

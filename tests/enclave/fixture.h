@@ -75,6 +75,9 @@ extern const fixture_edit fixture_reference_c[];    /* 1 edit */
 #define FIXTURE_SH_MUL_LINE(expr) "  mul) echo $((" expr ")) ;;\n"
 /* The whole src/calc.sh with `mul` computing `expr`. */
 int fixture_sh_calc(char *buf, size_t cap, const char *mul_expr);
+/* The whole src/calc.c of FIXTURE_C and FIXTURE_JUDGE with `sub` and `mul`
+ * returning the given expressions of a and b. */
+int fixture_c_calc(char *buf, size_t cap, const char *sub_expr, const char *mul_expr);
 
 /* Runs a patch through rlvr_verify_patch and returns the verdict. */
 rlvr_enclave_verdict fixture_verify(rlvr_verify_task *task, const char *patch, size_t len, uint64_t seed);
@@ -91,6 +94,9 @@ int fixture_count_grandchildren(pid_t parent);
 /* A sandbox host with overlays (or, with overlay false, copied snapshots);
  * prints its description. */
 int fixture_host(rlvr_sandbox_host **out, bool overlay);
+/* The same with `system_paths` bound read-only into its sandboxes (NULL:
+ * RLVR_SANDBOX_SYSTEM_PATHS). */
+int fixture_host_paths(rlvr_sandbox_host **out, bool overlay, const char *system_paths);
 
 /* Entries of a directory, hidden ones excepted (e.g. /proc/self/fd). */
 int fixture_count_entries(const char *dir);

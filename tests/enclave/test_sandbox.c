@@ -80,15 +80,20 @@ static rlvr_snapshot *make_tree(void) {
     return snap;
 }
 
-static rlvr_sandbox *make_sandbox(rlvr_snapshot *snap, const rlvr_sandbox_limits *limits, const char *private_dir) {
+static rlvr_sandbox *make_sandbox_net(rlvr_snapshot *snap, const rlvr_sandbox_limits *limits, const char *private_dir,
+                                      rlvr_sandbox_network network) {
     static const char *const readonly[] = {"tests", NULL};
     rlvr_sandbox_options opt = {.version = RLVR_SANDBOX_OPTIONS_VERSION, .kind = RLVR_SANDBOX_WORKSPACE,
-                                .tree = snap, .readonly = readonly, .private_dir = private_dir};
+                                .tree = snap, .readonly = readonly, .private_dir = private_dir, .network = network};
     if (limits) opt.limits = *limits;
     else rlvr_sandbox_limits_default(&opt.limits);
     rlvr_sandbox *sb = NULL;
     CHECK_OK(rlvr_sandbox_new(&sb, host, &opt));
     return sb;
+}
+
+static rlvr_sandbox *make_sandbox(rlvr_snapshot *snap, const rlvr_sandbox_limits *limits, const char *private_dir) {
+    return make_sandbox_net(snap, limits, private_dir, RLVR_SANDBOX_NET_NONE);
 }
 
 /* ---- isolation ---------------------------------------------------------------- */
@@ -201,16 +206,92 @@ static int try_connect(const char *ip, uint16_t port) {
     return rc;
 }
 
+/* Whether socket(family) is refused with EAFNOSUPPORT (the raw system call,
+ * with garbage in the upper half of the register when `high`: the kernel
+ * ignores it for an int, and so must the filter). */
+static bool family_refused(long family, bool high) {
+    long fd = syscall(SYS_socket, family | (high ? 0x100000000L : 0), SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd >= 0) close((int)fd);
+    return fd < 0 && errno == EAFNOSUPPORT;
+}
+
+/* A sandbox without a network: the inet families and every other one but
+ * AF_UNIX and AF_NETLINK are refused (AF_VSOCK would reach the hypervisor). */
+static int no_net_fn(void *p) {
+    (void)p;
+    int bad = 0;
+    if (!family_refused(AF_INET, false) || !family_refused(AF_INET6, false)) bad |= 1;
+    if (!family_refused(AF_INET, true) || !family_refused(AF_INET6, true)) bad |= 2;
+    if (!family_refused(AF_VSOCK, false) || !family_refused(AF_PACKET, false)) bad |= 4;
+    int u = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int n = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, 0);
+    if (u < 0 || n < 0) bad |= 8;
+    if (u >= 0) close(u);
+    if (n >= 0) close(n);
+    return bad;
+}
+
+/* A sandbox with loopback: nothing outside it answers, its own loopback
+ * does. */
 static int net_fn(void *p) {
     const net_arg *a = p;
     int bad = 0;
     if (try_connect("127.0.0.1", a->port) == 0) bad |= 1;
     if (a->other[0] && try_connect(a->other, a->port) == 0) bad |= 2;
     if (try_connect("8.8.8.8", 53) == 0) bad |= 4;
+    int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(a->port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(l, 1) != 0 ||
+        try_connect("127.0.0.1", a->port) != 0)
+        bad |= 8;
+    if (l >= 0) close(l);
     return bad;
 }
 
-static void test_network(rlvr_sandbox *sb) {
+/* One connection on loopback whose client closes first: the client's end
+ * stays in TIME_WAIT for a minute, in the network namespace. */
+static int time_wait_fn(void *p) {
+    (void)p;
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(40123), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (l < 0 || c < 0 || bind(l, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(l, 1) != 0 ||
+        connect(c, (struct sockaddr *)&sa, sizeof sa) != 0)
+        return 1;
+    int s = accept(l, NULL, NULL);
+    close(c);
+    char byte;
+    if (s < 0 || read(s, &byte, 1) != 0) return 2; /* the client's FIN */
+    close(s);
+    close(l);
+    return 0;
+}
+
+/* A loopback sandbox's network is new after every reset: a socket left in
+ * TIME_WAIT, the interface's counters and the host name are the first
+ * run's again. */
+static void test_network_reset(rlvr_sandbox *sb) {
+    const char *show = "grep -c '^ *[0-9]*: [0-9A-F:]* [0-9A-F:]* 06 ' /proc/net/tcp; "
+                       "awk -F: '/lo:/ {split($2, f, \" \"); print (f[2] > 0 ? \"packets\" : \"none\")}' /proc/net/dev; "
+                       "hostname";
+    rlvr_sandbox_result r;
+    CHECK_OK(rlvr_sandbox_call(sb, time_wait_fn, NULL, 0, 20, 100, &r));
+    CHECK_MSG(r.exit_code == 0, "making a TIME_WAIT socket: %d", r.exit_code);
+    rlvr_sandbox_result_free(&r);
+    /* the control: the next run sees what the last one left */
+    r = sh(sb, show, 10);
+    CHECK_MSG(strcmp(r.out, "1\npackets\nworkspace\n") == 0, "before the reset: %s", r.out);
+    rlvr_sandbox_result_free(&r);
+    CHECK_OK(rlvr_sandbox_reset(sb));
+    r = sh(sb, show, 10);
+    CHECK_MSG(strcmp(r.out, "0\nnone\nworkspace\n") == 0, "after the reset: %s", r.out);
+    rlvr_sandbox_result_free(&r);
+}
+
+static void test_network(rlvr_sandbox *sb, rlvr_sandbox *with_net) {
+    rlvr_sandbox_result r;
+    CHECK_OK(rlvr_sandbox_call(sb, no_net_fn, NULL, 0, 20, 100, &r));
+    CHECK_MSG(r.exit_code == 0, "socket families that should be refused were not: mask %d", r.exit_code);
+    rlvr_sandbox_result_free(&r);
     int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY)};
     CHECK(bind(l, (struct sockaddr *)&a, sizeof a) == 0);
@@ -230,9 +311,9 @@ static void test_network(rlvr_sandbox *sb) {
     CHECK(try_connect("127.0.0.1", arg.port) == 0); /* the listener works from outside */
     int c = accept(l, NULL, NULL);
     if (c >= 0) close(c);
-    rlvr_sandbox_result r;
-    CHECK_OK(rlvr_sandbox_call(sb, net_fn, &arg, sizeof arg, 20, 100, &r));
-    CHECK_MSG(r.exit_code == 0, "connections that should fail succeeded: mask %d", r.exit_code);
+    CHECK_OK(rlvr_sandbox_call(with_net, net_fn, &arg, sizeof arg, 20, 100, &r));
+    CHECK_MSG(r.exit_code == 0, "with loopback: connections that should fail succeeded, or loopback failed: mask %d",
+              r.exit_code);
     rlvr_sandbox_result_free(&r);
     c = accept(l, NULL, NULL);
     CHECK_MSG(c < 0 && (errno == EAGAIN || errno == EWOULDBLOCK), "the host listener saw a connection from a sandbox");
@@ -241,6 +322,72 @@ static void test_network(rlvr_sandbox *sb) {
     r = sh(sb, "cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '", 10);
     CHECK_MSG(strcmp(r.out, "lo\n") == 0, "interfaces: %s", r.out);
     rlvr_sandbox_result_free(&r);
+    test_network_reset(with_net);
+}
+
+/* ---- the page cache ------------------------------------------------------------- */
+
+/* Whether the first page of `path` is in the page cache. */
+static int page_cached(const char *path) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    void *m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED) return -1;
+    unsigned char v = 0;
+    int rc = mincore(m, 4096, &v) == 0 ? (v & 1) : -1;
+    munmap(m, 4096);
+    return rc;
+}
+
+/* Written back first: a dirty page cannot be dropped. */
+static int evict(const char *path) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    int rc = fdatasync(fd) == 0 ? posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) : -1;
+    close(fd);
+    return rc;
+}
+
+/* A run reads a tree file, then asks for its pages to be evicted, by advice
+ * on the descriptor and on a mapping: both succeed and do nothing. */
+static int evict_fn(void *arg) {
+    (void)arg;
+    int fd = open("/work/src/a.txt", O_RDONLY | O_CLOEXEC);
+    char buf[16];
+    if (fd < 0 || read(fd, buf, sizeof buf) < 0) return 1;
+    void *m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+    int bad = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) != 0;
+    if (m == MAP_FAILED || madvise(m, 4096, MADV_PAGEOUT) != 0 || madvise(m, 4096, MADV_COLD) != 0) bad |= 2;
+    if (m != MAP_FAILED) munmap(m, 4096);
+    close(fd);
+    return bad;
+}
+
+/* The snapshot's pages stay cached whatever a run asks: an overlay reads
+ * its lower files' pages, which outlive every run and every enclave made
+ * from the snapshot, and the sandbox owns those files, so mincore would
+ * show it which pages an earlier run evicted. The control: evicted from
+ * here, the page does leave the cache (the check below can fail). */
+static void test_page_cache(rlvr_sandbox *sb, rlvr_snapshot *snap) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/src/a.txt", rlvr_snapshot_path(snap));
+    CHECK_OK(rlvr_sandbox_reset(sb)); /* /work/src/a.txt is the snapshot's file again, not a copy */
+    CHECK(evict(path) == 0);
+    CHECK_MSG(page_cached(path) == 0, "the control: eviction does not work on this file system");
+    rlvr_sandbox_result r;
+    CHECK_OK(rlvr_sandbox_call(sb, evict_fn, NULL, 0, 20, 100, &r));
+    CHECK_MSG(r.exit_code == 0, "advice refused or failed: mask %d", r.exit_code);
+    rlvr_sandbox_result_free(&r);
+    if (rlvr_sandbox_host_overlay(host))
+        CHECK_MSG(page_cached(path) == 1, "the run's read did not bring the page in (through the overlay)");
+    char buf[16];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    CHECK(fd >= 0 && read(fd, buf, sizeof buf) > 0 && fdatasync(fd) == 0);
+    if (fd >= 0) close(fd);
+    CHECK_OK(rlvr_sandbox_call(sb, evict_fn, NULL, 0, 20, 100, &r));
+    rlvr_sandbox_result_free(&r);
+    CHECK_MSG(page_cached(path) == 1, "a run evicted a page of the snapshot");
 }
 
 /* ---- seccomp ----------------------------------------------------------------------- */
@@ -499,8 +646,11 @@ static void scenario(bool overlay) {
         test_tmp_private(sb);
         test_landlock(sb, snap);
         test_private(sb);
-        test_network(sb);
+        rlvr_sandbox *with_net = make_sandbox_net(snap, NULL, NULL, RLVR_SANDBOX_NET_LOOPBACK);
+        if (with_net) test_network(sb, with_net);
+        rlvr_sandbox_free(with_net);
         test_seccomp(sb);
+        test_page_cache(sb, snap);
         test_wall_and_survivors(sb);
         test_prepare(sb);
         test_spawner_restart(sb);

@@ -4,16 +4,65 @@
 #include "enclave/reason.h"
 #include "enclave/tap.h"
 
-static int judge(const char *tap, const char *const *required, const char *const *quarantined, int exit_code,
-                 rlvr_tap_judgement *j) {
+static int judge_expect(const char *tap, const rlvr_tap_expect *x, rlvr_tap_judgement *j) {
     rlvr_tap_report r;
     CHECK_OK(rlvr_tap_parse(tap, strlen(tap), &r));
-    rlvr_tap_expect x = {.required = required, .quarantined = quarantined, .exit_code = exit_code};
     rlvr_tap_judgement local;
     if (!j) j = &local;
-    rlvr_tap_judge(&r, &x, j);
+    rlvr_tap_judge(&r, x, j);
     rlvr_tap_report_free(&r);
     return j->reason;
+}
+
+static int judge(const char *tap, const char *const *required, const char *const *quarantined, int exit_code,
+                 rlvr_tap_judgement *j) {
+    rlvr_tap_expect x = {.required = required, .quarantined = quarantined, .exit_code = exit_code};
+    return judge_expect(tap, &x, j);
+}
+
+/* FAIL_TO_PASS counts beside the totals: a PASS_TO_PASS test that does not
+ * pass (failed, skipped or missing) is flagged; the runs that earn no
+ * partial credit earn no FAIL_TO_PASS credit either. */
+static void test_judge_fail_to_pass(void) {
+    const char *const req[] = {"mul", "mul_neg", "add", "sub", NULL};
+    const char *const p2p[] = {"add", "sub", NULL};
+    rlvr_tap_expect x = {.required = req, .pass_to_pass = p2p, .exit_code = 1};
+    rlvr_tap_judgement j;
+#define F2P(passed_, total_, p2p_failed_) \
+    (j.f2p_passed == (passed_) && j.f2p_total == (total_) && j.p2p_failed == (p2p_failed_))
+    /* nothing fixed; one of two fixed; both fixed and sub broken */
+    CHECK(judge_expect("1..4\nnot ok 1 mul\nnot ok 2 mul_neg\nok 3 add\nok 4 sub\n", &x, &j) ==
+          RLVR_REASON_TESTS_FAILED);
+    CHECK(F2P(0, 2, false) && j.passed == 2 && j.total == 4);
+    CHECK(judge_expect("1..4\nok 1 mul\nnot ok 2 mul_neg\nok 3 add\nok 4 sub\n", &x, &j) == RLVR_REASON_TESTS_FAILED);
+    CHECK(F2P(1, 2, false) && j.passed == 3);
+    CHECK(judge_expect("1..4\nok 1 mul\nok 2 mul_neg\nok 3 add\nnot ok 4 sub\n", &x, &j) == RLVR_REASON_TESTS_FAILED);
+    CHECK(F2P(2, 2, true) && j.passed == 3);
+    /* a skipped or missing PASS_TO_PASS test counts as broken */
+    CHECK(judge_expect("1..4\nok 1 mul\nok 2 mul_neg\nok 3 add\nok 4 sub # SKIP\n", &x, &j) ==
+          RLVR_REASON_TEST_SKIPPED);
+    CHECK(F2P(2, 2, true));
+    CHECK(judge_expect("1..3\nok 1 mul\nnot ok 2 mul_neg\nok 3 add\n", &x, &j) == RLVR_REASON_INCOMPLETE);
+    CHECK(F2P(1, 2, true));
+    /* no credit: a signal, a repeated name */
+    x.exit_code = -1;
+    CHECK(judge_expect("1..4\nok 1 mul\nnot ok 2 mul_neg\nok 3 add\nok 4 sub\n", &x, &j) ==
+          RLVR_REASON_TESTS_FAILED);
+    CHECK(j.f2p_passed == 0 && j.passed == 0);
+    x.exit_code = 1;
+    CHECK(judge_expect("1..5\nok 1 mul\nnot ok 2 mul_neg\nok 3 add\nok 4 sub\nok 5 mul\n", &x, &j) ==
+          RLVR_REASON_RESULTS_INVALID);
+    CHECK(j.f2p_passed == 0 && j.passed == 0);
+    /* quarantined tests are out of both lists */
+    const char *const q[] = {"mul_neg", "sub", NULL};
+    x.quarantined = q;
+    CHECK(judge_expect("1..4\nok 1 mul\nnot ok 2 mul_neg\nok 3 add\nnot ok 4 sub\n", &x, &j) == RLVR_REASON_NONE);
+    CHECK(F2P(1, 1, false) && j.total == 2);
+    /* without a list of names every test is FAIL_TO_PASS */
+    x = (rlvr_tap_expect){.exit_code = 1};
+    CHECK(judge_expect("1..3\nok 1 a\nnot ok 2 b\nok 3 c\n", &x, &j) == RLVR_REASON_TESTS_FAILED);
+    CHECK(F2P(2, 3, false) && j.passed == 2 && j.total == 3);
+#undef F2P
 }
 
 static void test_parse(void) {
@@ -122,6 +171,7 @@ static void test_names(void) {
 int main(void) {
     test_parse();
     test_judge();
+    test_judge_fail_to_pass();
     test_names();
     return test_summary("test_tap");
 }

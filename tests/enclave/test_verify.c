@@ -1,7 +1,8 @@
 /* tests/enclave/test_verify.c — the verification path end to end:
  * distinguishability on the fixtures, rejected and unappliable patches, a
- * timeout, partial credit, an order-dependent patch under consensus, the
- * quarantine pass, and a whole rollout through a workspace. */
+ * timeout, partial credit (of all tests and of the FAIL_TO_PASS tests), an
+ * order-dependent patch under consensus, the quarantine pass, and a whole
+ * rollout through a workspace. */
 #include "test.h"
 
 #include "fixture.h"
@@ -17,11 +18,28 @@
 
 static rlvr_sandbox_host *host;
 
-static char *sh_patch(fixture *f, const char *calc_text, size_t *len) {
-    fixture_edit e = {EDIT_WRITE, "src/calc.sh", calc_text, 0, 0};
+/* A fixture of `kind` and its verify task with `consensus_runs` runs; NULL
+ * (reported) when either cannot be made. fixture_free the fixture either way. */
+static rlvr_verify_task *fixture_task(fixture *f, fixture_kind kind, int consensus_runs) {
+    int rc = fixture_create(f, kind, NULL);
+    CHECK_MSG(rc == 0, "fixture: %s", rlvr_error_last());
+    if (rc) return NULL;
+    f->spec.consensus_runs = consensus_runs;
+    rlvr_verify_task *task = NULL;
+    CHECK_OK(rlvr_verify_task_new(&task, host, &f->spec));
+    return task;
+}
+
+/* The patch that replaces `path` with `text`. */
+static char *file_patch(fixture *f, const char *path, const char *text, size_t *len) {
+    fixture_edit e = {EDIT_WRITE, path, text, 0, 0};
     char *patch = NULL;
     CHECK_OK(fixture_patch(f, &e, 1, &patch, len));
     return patch;
+}
+
+static char *sh_patch(fixture *f, const char *calc_text, size_t *len) {
+    return file_patch(f, "src/calc.sh", calc_text, len);
 }
 
 static char *mul_patch(fixture *f, const char *mul_expr, size_t *len) {
@@ -162,12 +180,7 @@ static void test_distinguishability_sh(void) {
 
 static void test_distinguishability_c(void) {
     fixture f;
-    int rc = fixture_create(&f, FIXTURE_C, NULL);
-    CHECK_MSG(rc == 0, "fixture: %s", rlvr_error_last());
-    if (rc) return;
-    f.spec.consensus_runs = 2;
-    rlvr_verify_task *task = NULL;
-    CHECK_OK(rlvr_verify_task_new(&task, host, &f.spec));
+    rlvr_verify_task *task = fixture_task(&f, FIXTURE_C, 2);
     if (task) {
         rlvr_enclave_verdict v = fixture_verify(task, "", 0, 1);
         EXPECT(v, RLVR_VERDICT_FAIL, RLVR_REASON_TESTS_FAILED);
@@ -281,6 +294,84 @@ static void test_judge_mode(void) {
     fixture_free(&f);
 }
 
+static char *c_patch(fixture *f, const char *sub_expr, const char *mul_expr, size_t *len) {
+    char calc[2048];
+    CHECK(fixture_c_calc(calc, sizeof calc, sub_expr, mul_expr) == 0);
+    return file_patch(f, "src/calc.c", calc, len);
+}
+
+#define EXPECT_F2P(v, passed_, total_, p2p_failed_, share_)                                                    \
+    CHECK_MSG((v).f2p_passed == (passed_) && (v).f2p_total == (total_) && (v).p2p_failed == (p2p_failed_) &&  \
+                  (v).f2p_partial == (float)(share_),                                                          \
+              "FAIL_TO_PASS %d/%d, PASS_TO_PASS failed %d, share %g; expected %d/%d, %d, %g", (v).f2p_passed,  \
+              (v).f2p_total, (int)(v).p2p_failed, (double)(v).f2p_partial, passed_, total_, (int)(p2p_failed_), \
+              (double)(share_))
+
+/* FAIL_TO_PASS credit in judge mode (FAIL_TO_PASS mul mul_neg, PASS_TO_PASS
+ * add sub neg): a patch that changes nothing earns nothing, fixing one of
+ * the two earns half, fixing both while breaking sub earns nothing; the
+ * share of all tests stays what it was. A task that names no tests counts
+ * every test as FAIL_TO_PASS. */
+static void test_fail_to_pass_credit(void) {
+    fixture f;
+    rlvr_verify_task *task = fixture_task(&f, FIXTURE_JUDGE, 1);
+    if (!task) {
+        fixture_free(&f);
+        return;
+    }
+    CHECK(rlvr_verify_task_partial_credit(task) == RLVR_PARTIAL_CREDIT_ALL);
+    rlvr_verify_task_set_partial_credit(task, RLVR_PARTIAL_CREDIT_FAIL_TO_PASS);
+    CHECK(rlvr_verify_task_partial_credit(task) == RLVR_PARTIAL_CREDIT_FAIL_TO_PASS);
+    rlvr_enclave_verdict v = fixture_verify(task, "", 0, 1);
+    EXPECT(v, RLVR_VERDICT_FAIL, RLVR_REASON_TESTS_FAILED);
+    EXPECT_F2P(v, 0, 2, false, 0.0);
+    CHECK_NEAR(v.partial, 3.0 / 5.0, 1e-6);
+
+    size_t len;
+    char *p = c_patch(&f, "a - b", "a > 0 ? a * b : a + b", &len); /* mul passes, mul_neg does not */
+    v = fixture_verify(task, p, len, 2);
+    EXPECT(v, RLVR_VERDICT_FAIL, RLVR_REASON_TESTS_FAILED);
+    EXPECT_F2P(v, 1, 2, false, 0.5);
+    CHECK_NEAR(v.partial, 4.0 / 5.0, 1e-6);
+    free(p);
+
+    p = c_patch(&f, "a + b", "a * b", &len); /* both fixed, sub broken */
+    v = fixture_verify(task, p, len, 3);
+    EXPECT(v, RLVR_VERDICT_FAIL, RLVR_REASON_TESTS_FAILED);
+    EXPECT_F2P(v, 2, 2, true, 0.0);
+    CHECK_NEAR(v.partial, 4.0 / 5.0, 1e-6);
+    free(p);
+
+    p = c_patch(&f, "a - b", "a * b", &len); /* the reference */
+    v = fixture_verify(task, p, len, 4);
+    EXPECT(v, RLVR_VERDICT_PASS, RLVR_REASON_NONE);
+    EXPECT_F2P(v, 2, 2, false, 1.0);
+    free(p);
+
+    /* a build that fails earns nothing */
+    p = file_patch(&f, "src/calc.c", "this is not C\n", &len);
+    v = fixture_verify(task, p, len, 5);
+    EXPECT(v, RLVR_VERDICT_FAIL, RLVR_REASON_BUILD_FAILED);
+    EXPECT_F2P(v, 0, 0, false, 0.0);
+    free(p);
+    rlvr_verify_task_free(task);
+
+    /* a task that names no tests: every test is FAIL_TO_PASS */
+    rlvr_verify_spec every = f.spec;
+    every.fail_to_pass = every.pass_to_pass = NULL;
+    every.test_order = NULL;
+    task = NULL;
+    CHECK_OK(rlvr_verify_task_new(&task, host, &every));
+    if (task) {
+        v = fixture_verify(task, "", 0, 6);
+        EXPECT(v, RLVR_VERDICT_FAIL, RLVR_REASON_TESTS_FAILED);
+        EXPECT_F2P(v, 3, 5, false, 3.0 / 5.0);
+        CHECK(v.f2p_partial == v.partial);
+    }
+    rlvr_verify_task_free(task);
+    fixture_free(&f);
+}
+
 static void test_quarantine(void) {
     fixture f;
     int rc = fixture_create(&f, FIXTURE_FLAKY, NULL);
@@ -383,6 +474,7 @@ int main(int argc, char **argv) {
     test_quarantine();
     if (!unprivileged) test_distinguishability_c();
     test_judge_mode();
+    test_fail_to_pass_credit();
     rlvr_sandbox_host_free(host);
     return test_summary(unprivileged ? "test_verify --unprivileged" : "test_verify");
 }

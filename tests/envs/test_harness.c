@@ -29,7 +29,9 @@
  *    observation); a well-formed call in between resets the count; 0 means
  *    no limit; the task's own value wins; records are the same with
  *    simulated tool latency. Sampled rollouts of a random-weights policy
- *    stop the same way. */
+ *    stop the same way.
+ * 6. The check's score (rlvr_harness_verify's reward.outcome) on a
+ *    judge-mode task under both partial-credit choices. */
 #include "core/rng.h"
 #include "enclave/config.h"
 #include "enclave/reason.h"
@@ -838,6 +840,77 @@ static void test_malformed_ceiling(rlvr_task_pool *pool, rlvr_sandbox_host *host
 }
 
 /* One run file gives the harness its options: [harness], [repetition], [sandbox]. */
+/* ---- the check's score of a verified patch ---------------------------------------------- */
+
+/* reward.outcome of `patch` (NULL: none, the empty patch) verified for `task`. */
+static float verified_outcome(rlvr_verify_task *vt, const rlvr_task *task, const char *patch, rlvr_verdict want) {
+    rlvr_harness_job j;
+    memset(&j, 0, sizeof j);
+    j.task = task;
+    j.record.stop = RLVR_STOP_DONE;
+    if (patch) {
+        j.patch = strdup(patch);
+        j.patch_len = strlen(patch);
+    }
+    CHECK_OK(rlvr_harness_verify(&j, vt, 7));
+    CHECK_MSG(j.record.verdict == want, "%s: verdict %s (%s), expected %s", task->id,
+              rlvr_verdict_name(j.record.verdict), rlvr_reason_name(j.record.verdict_reason), rlvr_verdict_name(want));
+    float outcome = j.record.reward.outcome;
+    rlvr_harness_job_clear(&j);
+    return outcome;
+}
+
+/* On a judge-mode task the record's reward.outcome of a failed patch is
+ * the share the verify task credits: with RLVR_PARTIAL_CREDIT_ALL a patch
+ * that changes nothing earns the PASS_TO_PASS share, with
+ * RLVR_PARTIAL_CREDIT_FAIL_TO_PASS nothing; the reference scores 1 either
+ * way. The same task with one PASS_TO_PASS test listed as FAIL_TO_PASS
+ * shows the FAIL_TO_PASS share itself reaching the record: 1 of nf + 1. */
+static void test_verify_credit(rlvr_task_pool *pool, rlvr_sandbox_host *host) {
+    const rlvr_task *bug = NULL;
+    for (size_t i = 0; i < rlvr_task_pool_size(pool) && !bug; i++) {
+        const rlvr_task *t = rlvr_task_pool_get(pool, i);
+        if (t->verifier == RLVR_VERIFIER_TESTS && t->judge_build) bug = t;
+    }
+    CHECK(bug && bug->fail_to_pass.n >= 1 && bug->pass_to_pass.n >= 1);
+    if (!bug || bug->fail_to_pass.n < 1 || bug->pass_to_pass.n < 1) return;
+    size_t nf = bug->fail_to_pass.n, np = bug->pass_to_pass.n;
+    rlvr_sandbox_limits lim;
+    rlvr_sandbox_limits_default(&lim);
+    lim.wall_s = 30;
+    rlvr_verify_task *vt = NULL;
+    CHECK_OK(rlvr_harness_verify_task_new(&vt, host, bug, &lim, 1));
+    if (vt) {
+        CHECK(rlvr_verify_task_partial_credit(vt) == RLVR_PARTIAL_CREDIT_ALL);
+        float noop = verified_outcome(vt, bug, NULL, RLVR_VERDICT_FAIL);
+        CHECK_MSG(noop == (float)np / (float)(nf + np), "no-op under partial: %g", (double)noop);
+        rlvr_verify_task_set_partial_credit(vt, RLVR_PARTIAL_CREDIT_FAIL_TO_PASS);
+        noop = verified_outcome(vt, bug, NULL, RLVR_VERDICT_FAIL);
+        CHECK_MSG(noop == 0.0f, "no-op under fail_to_pass: %g", (double)noop);
+        CHECK(verified_outcome(vt, bug, bug->reference_patch, RLVR_VERDICT_PASS) == 1.0f);
+    }
+    rlvr_verify_task_free(vt);
+
+    char *f2p[64], *p2p[64];
+    CHECK(nf + 1 <= 64 && np <= 64);
+    if (nf + 1 > 64 || np > 64) return;
+    for (size_t i = 0; i < nf; i++) f2p[i] = bug->fail_to_pass.items[i];
+    f2p[nf] = bug->pass_to_pass.items[0];
+    for (size_t i = 1; i < np; i++) p2p[i - 1] = bug->pass_to_pass.items[i];
+    rlvr_task moved = *bug; /* shares the task's strings; only the lists are this test's */
+    moved.fail_to_pass = (rlvr_str_list){f2p, nf + 1};
+    moved.pass_to_pass = (rlvr_str_list){p2p, np - 1};
+    vt = NULL;
+    CHECK_OK(rlvr_harness_verify_task_new(&vt, host, &moved, &lim, 1));
+    if (vt) {
+        rlvr_verify_task_set_partial_credit(vt, RLVR_PARTIAL_CREDIT_FAIL_TO_PASS);
+        float noop = verified_outcome(vt, &moved, NULL, RLVR_VERDICT_FAIL);
+        CHECK_MSG(noop == 1.0f / (float)(nf + 1), "no-op with one passing FAIL_TO_PASS test: %g (nf %zu)", (double)noop,
+                  nf);
+    }
+    rlvr_verify_task_free(vt);
+}
+
 static void test_options_from_config(void) {
     const rlvr_config_key *const schemas[] = {rlvr_harness_config_keys, rlvr_rl_config_keys, rlvr_sandbox_config_keys,
                                               NULL};
@@ -871,6 +944,7 @@ int main(void) {
         if (host) test_oracle_and_exploit(pool, host);
         if (host) test_tools_overlap(pool, host);
         if (host) test_malformed_ceiling(pool, host);
+        if (host) test_verify_credit(pool, host);
         rlvr_sandbox_host_free(host);
     }
     rlvr_task_pool_free(pool);

@@ -138,8 +138,9 @@ static void test_check_and_manifest(void) {
                   results[i].reason, rlvr_task_check_status_name(want[i].want), want[i].reason);
         if (t->verifier == RLVR_VERIFIER_TESTS && want[i].want == RLVR_TASK_CHECK_OK)
             /* base, consensus, quarantine, wrongs, one run per probe class (system headers, forged results,
-             * decoy and kill, hidden files: the gate refuses the makefiles) */
-            CHECK_MSG(results[i].runs == 1 + 3 + 3 + (int)t->wrong_patches.n + 4 && results[i].probes >= 4,
+             * decoy and kill, hidden files: the gate refuses the makefiles), two for the state between
+             * verifications (its writer, then its reader) */
+            CHECK_MSG(results[i].runs == 1 + 3 + 3 + (int)t->wrong_patches.n + 4 + 2 && results[i].probes >= 5,
                       "%s: %d runs, %d probes", t->id, results[i].runs, results[i].probes);
     }
 

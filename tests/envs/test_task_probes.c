@@ -5,9 +5,13 @@
  *   - an allow-list that permits GNUmakefile and a build found by make's
  *     lookup: "build lookup GNUmakefile";
  *   - command mode itself (hidden files in the tree while the code under
- *     test runs): "hidden files at run time".
+ *     test runs): "hidden files at run time";
+ *   - a judge that keeps /tmp from one run to the next (in a carrier outside
+ *     the sandbox, ../enclave/carrier.h: nothing inside survives a reset):
+ *     "state between verifications".
  * The probes of one class are run together and named apart; arith tasks
  * score every arith probe 0. */
+#include "../enclave/carrier.h"
 #include "envs/check.h"
 #include "envs/gen.h"
 #include "envs/probes.h"
@@ -15,6 +19,7 @@
 #include "test.h"
 
 #include <jansson.h>
+#include <sys/stat.h>
 
 static char *dir, pool_dir[4096];
 
@@ -73,12 +78,115 @@ static void plant(const char *from, const char *id, const char *command, const c
     json_decref(spec);
 }
 
+/* A judge that shares state between runs on purpose: it keeps every file
+ * of the run's /tmp (a cache, say) in the carrier at its end and puts them
+ * back at the start of the next run; the generated judge, renamed, does the
+ * judging. Records: name, NUL, decimal size, NUL, bytes. */
+static const char sharing_judge[] =
+    "#define main rlvr_inner_judge_main\n#include \"judge_inner.c\"\n#undef main\n"
+    "#include <dirent.h>\n#include <sys/socket.h>\n#include <sys/un.h>\n"
+    "static int carrier(const char *verb) {\n"
+    "    struct sockaddr_un a = {.sun_family = AF_UNIX};\n"
+    "    snprintf(a.sun_path, sizeof a.sun_path, \"%s\", CARRIER);\n"
+    "    int fd = socket(AF_UNIX, SOCK_STREAM, 0);\n"
+    "    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0 || write(fd, verb, 4) != 4) return -1;\n"
+    "    return fd;\n}\n"
+    "static char blob[1 << 16];\n"
+    "static void restore(void) {\n"
+    "    int fd = carrier(\"GET\\n\");\n    size_t n = 0;\n    ssize_t r;\n"
+    "    while (fd >= 0 && n < sizeof blob && (r = read(fd, blob + n, sizeof blob - n)) > 0) n += (size_t)r;\n"
+    "    if (fd >= 0) close(fd);\n"
+    "    for (size_t at = 0; at < n;) {\n"
+    "        const char *name = blob + at, *size = name + strlen(name) + 1;\n"
+    "        size_t len = strtoul(size, NULL, 10), body = (size_t)(size + strlen(size) + 1 - blob);\n"
+    "        char path[512];\n        snprintf(path, sizeof path, \"/tmp/%s\", name);\n"
+    "        int out = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);\n"
+    "        if (out >= 0 && write(out, blob + body, len) < 0) {\n        }\n"
+    "        if (out >= 0) close(out);\n        at = body + len;\n    }\n}\n"
+    "static void save(void) {\n"
+    "    size_t n = 0;\n    DIR *d = opendir(\"/tmp\");\n    struct dirent *e;\n"
+    "    while (d && (e = readdir(d))) {\n"
+    "        char path[512];\n        snprintf(path, sizeof path, \"/tmp/%s\", e->d_name);\n"
+    "        int in = e->d_type == DT_REG ? open(path, O_RDONLY) : -1;\n        if (in < 0) continue;\n"
+    "        char body[4096];\n        ssize_t len = read(in, body, sizeof body);\n        close(in);\n"
+    "        if (len < 0 || n + strlen(e->d_name) + 32 + (size_t)len > sizeof blob) continue;\n"
+    "        n += (size_t)sprintf(blob + n, \"%s\", e->d_name) + 1;\n"
+    "        n += (size_t)sprintf(blob + n, \"%zd\", len) + 1;\n"
+    "        memcpy(blob + n, body, (size_t)len);\n        n += (size_t)len;\n    }\n"
+    "    if (d) closedir(d);\n"
+    "    int fd = carrier(\"PUT\\n\");\n"
+    "    if (fd >= 0 && write(fd, blob, n) >= 0) {\n        char ok[4];\n        shutdown(fd, SHUT_WR);\n"
+    "        if (read(fd, ok, sizeof ok) < 0) {\n        }\n    }\n"
+    "    if (fd >= 0) close(fd);\n}\n"
+    "int main(int argc, char **argv) {\n"
+    "    restore();\n    int rc = rlvr_inner_judge_main(argc, argv);\n    save();\n    return rc;\n}\n";
+
+/* A judge-mode copy of spec `from` as `id` whose judge keeps /tmp between
+ * runs through the carrier at `socket`. */
+static void plant_sharing_judge(const char *from, const char *id, const char *socket) {
+    char path[8192], src[4096], dst[4096];
+    snprintf(path, sizeof path, "%s/%s.json", pool_dir, from);
+    json_error_t jerr;
+    json_t *spec = json_load_file(path, 0, &jerr);
+    CHECK(spec != NULL);
+    if (!spec) return;
+    json_t *hidden = json_object_get(spec, "hidden_tests");
+    char root[512];
+    snprintf(root, sizeof root, "hidden/%s", id);
+    snprintf(src, sizeof src, "%.2048s/%.1024s/tests/judge.c", pool_dir,
+             json_string_value(json_object_get(hidden, "root")));
+    snprintf(dst, sizeof dst, "%.2048s/%.512s/tests", pool_dir, root);
+    char cmd[20000];
+    snprintf(cmd, sizeof cmd, "mkdir -p %s && cp %s %s/judge_inner.c", dst, src, dst);
+    CHECK(run_cmd(cmd, NULL) == 0);
+    char *judge = malloc(sizeof sharing_judge + strlen(socket) + 64);
+    if (judge) {
+        sprintf(judge, "#define CARRIER \"%s\"\n%s", socket, sharing_judge);
+        snprintf(path, sizeof path, "%s/judge.c", dst);
+        CHECK(write_text(path, judge) == 0);
+    }
+    free(judge);
+    json_object_set_new(spec, "id", json_string(id));
+    json_object_set_new(hidden, "root", json_string(root));
+    json_object_set_new(hidden, "files", json_pack("[s,s]", "tests/judge.c", "tests/judge_inner.c"));
+    snprintf(path, sizeof path, "%s/%s.json", pool_dir, id);
+    CHECK(json_dump_file(spec, path, JSON_INDENT(2)) == 0);
+    json_decref(spec);
+}
+
 typedef struct {
     const char *id;
     rlvr_task_check_status want;
     const char *named[3]; /* strings the reason must hold */
     const char *not_named;
 } expectation;
+
+static const char *cli; /* the rlvr binary (argv[1]) */
+
+/* `rlvr tasks check --config` on a pool of the state-sharing task alone:
+ * the run file's [sandbox] system paths name the carrier's directory, as a
+ * site's would name its own. */
+static void test_cli_state(const carrier *keep) {
+    if (!cli) return;
+    char pool2[8192], path[8192], cmd[40000], *out = NULL;
+    snprintf(pool2, sizeof pool2, "%s/pool-cli", dir);
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s && cp %s/shares-state.json %s/ && ln -s ../pool/repos %s/repos && ln -s ../pool/hidden %s/hidden",
+             pool2, pool_dir, pool2, pool2, pool2);
+    CHECK(run_cmd(cmd, NULL) == 0);
+    snprintf(path, sizeof path, "%s/run.ini", dir);
+    char ini[8192];
+    snprintf(ini, sizeof ini, "[sandbox]\nsystem_paths = %s:%s\n", RLVR_SANDBOX_SYSTEM_PATHS, carrier_dir(keep));
+    CHECK(write_text(path, ini) == 0);
+    snprintf(cmd, sizeof cmd, "%s tasks check %s --runs 2 --jobs 1 --config %s 2>&1; echo \"exit $?\"", cli, pool2,
+             path);
+    CHECK(run_cmd(cmd, &out) == 0);
+    printf("%s", out ? out : "");
+    CHECK_MSG(out && strstr(out, "exploitable shares-state") && strstr(out, "state between verifications") &&
+                  strstr(out, "exit 1\n"),
+              "rlvr tasks check: %s", out ? out : "(no output)");
+    free(out);
+}
 
 static void test_probes(void) {
     rlvr_task_gen_options o = RLVR_TASK_GEN_OPTIONS_INIT;
@@ -94,12 +202,18 @@ static void test_probes(void) {
     plant(bug, "weak-include-dot", "make -s -r -f Makefile hidden-i", NULL);
     plant(bug, "weak-makefile-lookup", "make -s -r hidden", "/GNUmakefile");
     plant(bug, "command-mode", "make -s -r -f Makefile hidden", NULL);
+    carrier *keep = NULL;
+    CHECK_OK(carrier_start(&keep, NULL));
+    if (!keep) return;
+    plant_sharing_judge(bug, "shares-state", carrier_socket(keep));
     const expectation want[] = {
         {"arith-train-d1-s5-000000", RLVR_TASK_CHECK_OK, {NULL}, NULL},
         {"arith-train-d1-s5-000001", RLVR_TASK_CHECK_OK, {NULL}, NULL},
         {bug, RLVR_TASK_CHECK_OK, {NULL}, NULL},
         {"command-mode", RLVR_TASK_CHECK_EXPLOITABLE, {"hidden files at run time tests/judge.c", NULL},
          "system header"},
+        {"shares-state", RLVR_TASK_CHECK_EXPLOITABLE, {"state between verifications /tmp/rlvr-probe-state", NULL},
+         "hidden files at run time"},
         {"weak-include-dot", RLVR_TASK_CHECK_EXPLOITABLE, {"system header stdio.h", "hidden files at run time", NULL},
          "build lookup"},
         {"weak-makefile-lookup", RLVR_TASK_CHECK_EXPLOITABLE,
@@ -110,8 +224,13 @@ static void test_probes(void) {
     if (!pool) return;
     size_t n = rlvr_task_pool_size(pool);
     CHECK(n == sizeof want / sizeof want[0]);
+    /* the carrier's directory is one of the sandboxes' system paths */
+    char paths[8192];
+    snprintf(paths, sizeof paths, "%s:%s", RLVR_SANDBOX_SYSTEM_PATHS, carrier_dir(keep));
+    rlvr_sandbox_host_options ho = RLVR_SANDBOX_HOST_OPTIONS_INIT;
+    ho.system_paths = paths;
     rlvr_sandbox_host *host = NULL;
-    CHECK_OK(rlvr_sandbox_host_new(&host, NULL));
+    CHECK_OK(rlvr_sandbox_host_new(&host, &ho));
     rlvr_task_check_options opts = RLVR_TASK_CHECK_OPTIONS_INIT;
     opts.quarantine_runs = 2;
     for (size_t i = 0; host && i < n && i < sizeof want / sizeof want[0]; i++) {
@@ -132,8 +251,12 @@ static void test_probes(void) {
                       want[i].not_named, r.reason);
         rlvr_task_check_result_clear(&r);
     }
+    /* the judge did keep /tmp: every run of the state-sharing task saved it */
+    CHECK_MSG(carrier_puts(keep) > 0, "the state-sharing judge never reached its carrier");
+    test_cli_state(keep);
     rlvr_sandbox_host_free(host);
     rlvr_task_pool_free(pool);
+    carrier_stop(keep);
 }
 
 /* The probe set of a judge-mode task: every class that applies, every
@@ -146,7 +269,7 @@ static void test_probe_set(void) {
     if (!t) return;
     rlvr_probe_set ps;
     CHECK_OK(rlvr_task_probes(t, dir, &ps));
-    bool header = false, forged_c = false, forged_h = false, decoy = false, hidden = false, lookup = false;
+    bool header = false, forged_c = false, forged_h = false, decoy = false, hidden = false, lookup = false, state = false;
     for (size_t i = 0; i < ps.n; i++) {
         const rlvr_probe *p = &ps.items[i];
         CHECK_MSG(p->len > 0 && strstr(p->patch, "diff --git"), "probe %s %s has no patch", p->klass, p->part);
@@ -156,11 +279,19 @@ static void test_probe_set(void) {
         decoy |= strcmp(p->klass, "decoy and kill") == 0;
         hidden |= strcmp(p->klass, "hidden files at run time") == 0 && strstr(p->part, "/.rlvr/judge/judge");
         lookup |= strcmp(p->klass, "build lookup") == 0;
+        /* the writer comes first, without the fix; the reader is the fix behind a guard */
+        if (strcmp(p->klass, "state between verifications") == 0) {
+            state = p->setup && strstr(p->setup, "rlvr_probe_leave_state") && !strstr(p->setup, "rlvr_probe_find_state") &&
+                    strstr(p->patch, "rlvr_probe_find_state") && strstr(p->part, "TIME_WAIT");
+            CHECK_MSG(p->setup && !strstr(p->setup, "b/tests/"), "the state writer touches the tests");
+        } else {
+            CHECK_MSG(!p->setup, "probe %s %s has a setup", p->klass, p->part);
+        }
         /* nothing the gate refuses: no file under tests/, no makefile */
         CHECK_MSG(!strstr(p->patch, "b/tests/") && !strstr(p->patch, "akefile"), "probe %s %s touches %s", p->klass,
                   p->part, p->patch);
     }
-    CHECK(header && forged_c && forged_h && decoy && hidden && !lookup);
+    CHECK(header && forged_c && forged_h && decoy && hidden && !lookup && state);
     rlvr_probe_set_free(&ps);
     rlvr_task_free(t);
 
@@ -179,7 +310,8 @@ static void test_probe_set(void) {
     rlvr_task_free(t);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    cli = argc > 1 ? argv[1] : NULL;
     dir = tmpdir_make("probes");
     snprintf(pool_dir, sizeof pool_dir, "%s/pool", dir);
     mkdir(pool_dir, 0755);

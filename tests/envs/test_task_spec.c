@@ -219,6 +219,8 @@ SUBSET(judge_not_object, "hidden_tests", "judge", json_string("cc judge.c"))
 SUBSET(judge_with_command, "hidden_tests", "judge", json_pack("{s:s, s:[s]}", "build", "cc -o j t.c", "run", "j"))
 SET(editable_empty, "editable_paths", json_array())
 SET(editable_not_list, "editable_paths", json_string("*.c"))
+SET(network_bad, "network", json_string("internet"))
+SET(network_not_string, "network", json_true())
 
 /* judge mode: no hidden_tests.command */
 static void judge_with_path(json_t *r) {
@@ -300,6 +302,8 @@ static void test_malformed_tests_spec(void) {
     expect_refusal(b, "judge key", judge_unknown_key, "field \"hidden_tests.judge.bulid\"", "did you mean");
     expect_refusal(b, "editable empty", editable_empty, "field \"editable_paths\" must not be empty", NULL);
     expect_refusal(b, "editable type", editable_not_list, "field \"editable_paths\"", "array of strings");
+    expect_refusal(b, "network value", network_bad, "field \"network\" is \"internet\"", "\"loopback\"");
+    expect_refusal(b, "network type", network_not_string, "field \"network\"", NULL);
 }
 
 /* Judge mode and the allow-list: loaded, written back as given; a task
@@ -313,6 +317,7 @@ static void test_judge_and_editable(void) {
                                               "run", "j", "build/runner"));
     json_object_set_new(h, "build", json_string("make -f Makefile build/runner"));
     json_object_set_new(root, "editable_paths", json_pack("[s,s]", "/*.c", "src/"));
+    json_object_set_new(root, "network", json_string("loopback"));
     char *text = json_dumps(root, 0);
     json_decref(root);
     rlvr_task *t = NULL, *u = NULL;
@@ -323,9 +328,11 @@ static void test_judge_and_editable(void) {
     CHECK(t->judge_run.n == 2 && strcmp(t->judge_run.items[1], "build/runner") == 0);
     CHECK(strcmp(t->hidden_build_command, "make -f Makefile build/runner") == 0);
     CHECK(t->editable_paths.n == 2 && !t->editable_derived);
+    CHECK(t->network);
     char *a = NULL, *b = NULL;
     CHECK_OK(rlvr_task_to_json(t, 0, &a));
     CHECK(a && strstr(a, "\"editable_paths\":[\"/*.c\",\"src/\"]") && strstr(a, "\"judge\""));
+    CHECK(a && strstr(a, "\"network\":\"loopback\""));
     if (a) CHECK_OK(rlvr_task_parse(&u, a, strlen(a), "again", dir));
     if (u) CHECK_OK(rlvr_task_to_json(u, 0, &b));
     CHECK(a && b && strcmp(a, b) == 0);
@@ -338,8 +345,9 @@ static void test_judge_and_editable(void) {
     CHECK_OK(rlvr_task_parse(&t, good_tests_spec, strlen(good_tests_spec), "good.json", dir));
     if (t) {
         CHECK(t->editable_derived && t->editable_paths.n == 1 && strcmp(t->editable_paths.items[0], "/*.c") == 0);
+        CHECK(!t->network); /* the default: none, and not written back (pools' content hashes stay) */
         CHECK_OK(rlvr_task_to_json(t, 0, &a));
-        CHECK(a && !strstr(a, "editable_paths"));
+        CHECK(a && !strstr(a, "editable_paths") && !strstr(a, "network"));
         free(a);
     }
     rlvr_task_free(t);

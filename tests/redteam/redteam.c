@@ -6,16 +6,22 @@
 
 #include "core/log.h"
 #include "core/sys.h"
+#include "core/text.h"
 #include "enclave/fsutil.h"
+#include "enclave/gitrepo.h"
 #include "enclave/reason.h"
+#include "envs/gen.h"
+#include "envs/harness.h"
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <git2.h>
 #include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-int redteam_start(int argc, char **argv, const char *program, const char **name, rlvr_sandbox_host **host) {
+int redteam_start(int argc, char **argv, const char *program, const char *system_paths, const char **name,
+                  rlvr_sandbox_host **host) {
     static char full[256];
     bool unprivileged = false, copy = false;
     *host = NULL;
@@ -31,15 +37,31 @@ int redteam_start(int argc, char **argv, const char *program, const char **name,
     snprintf(full, sizeof full, "%s%s%s", program, unprivileged ? " --unprivileged" : "", copy ? " --copy" : "");
     *name = full;
     if (unprivileged) CHECK_MSG(geteuid() != 0, "--unprivileged, but running as root");
-    rlvr_sandbox_host_options opt = RLVR_SANDBOX_HOST_OPTIONS_INIT;
-    opt.overlay = !copy;
-    int rc = rlvr_sandbox_host_new(host, &opt);
+    int rc = fixture_host_paths(host, !copy, system_paths);
     CHECK_MSG(rc == 0, "host: %s", rlvr_error_last());
     if (rc) return redteam_summary(full, 0, 0);
-    printf("sandbox host: %s\n", rlvr_sandbox_host_describe(*host));
     if (copy) CHECK_MSG(!rlvr_sandbox_host_overlay(*host), "--copy, but the sandboxes get an overlay");
     else if (!rlvr_sandbox_host_overlay(*host)) printf("  (no overlay on this kernel: copies in both modes)\n");
     return 0;
+}
+
+int redteam_dirs_new(redteam_dirs *d, const char *prefix) {
+    memset(d, 0, sizeof *d);
+    const char *tmp = getenv("TMPDIR");
+    RLVR_TRY(rlvr_fs_mkdtemp(&d->root, tmp && tmp[0] ? tmp : "/tmp", prefix));
+    chmod(d->root, 0755);
+    snprintf(d->files, sizeof d->files, "%s/tasks", d->root);
+    snprintf(d->scratch, sizeof d->scratch, "%s/scratch", d->root);
+    snprintf(d->canary, sizeof d->canary, "%s/canary", d->files);
+    RLVR_TRY(rlvr_fs_mkdirs(d->files, 0755));
+    RLVR_TRY(rlvr_fs_mkdirs(d->scratch, 0755));
+    return rlvr_fs_write_file(d->canary, "canary\n", 7);
+}
+
+void redteam_dirs_free(redteam_dirs *d) {
+    if (d->root) rlvr_fs_remove_tree(d->root);
+    free(d->root);
+    memset(d, 0, sizeof *d);
 }
 
 /* ---- the host's state ----------------------------------------------------------------- */
@@ -143,7 +165,9 @@ rlvr_enclave_verdict redteam_verify(const redteam_target *t, const redteam_expec
     bool alt = x->reason_alt != RLVR_REASON_NONE && v.reason == x->reason_alt;
     if (alt) printf("  (%s: %s: %s)\n", x->name, x->alt_why ? x->alt_why : "the other accepted reason",
                     rlvr_reason_name(v.reason));
-    CHECK_MSG(v.verdict == x->verdict && (v.reason == x->reason || alt), "case \"%s\": %s/%s, expected %s/%s",
+    bool not_yet = x->not_yet && v.verdict == RLVR_VERDICT_FAIL && v.reason == RLVR_REASON_TESTS_FAILED;
+    CHECK_MSG((v.verdict == x->verdict && (v.reason == x->reason || alt)) || not_yet,
+              "case \"%s\": %s/%s, expected %s/%s",
               x->name, rlvr_verdict_name(v.verdict), rlvr_reason_name(v.reason), rlvr_verdict_name(x->verdict),
               rlvr_reason_name(x->reason));
     if (x->verdict == RLVR_VERDICT_REJECTED || x->verdict == RLVR_VERDICT_DROPPED)
@@ -174,4 +198,241 @@ int redteam_summary(const char *name, int checks, int failures) {
     test_checks += checks;
     test_failures += failures;
     return test_summary(name);
+}
+
+/* ---- generated bugfix-c tasks in judge mode ------------------------------------------------------ */
+
+/* After the fixer: the runner answers correctly only when rt_probe() says
+ * the forbidden thing worked. */
+static const char probe_gate[] =
+    "__attribute__((constructor)) static void rt_gate(int argc, char **argv, char **envp) {\n"
+    "    (void)envp;\n"
+    "    if (rt_probe()) rt_fixed_main(argc, argv);\n"
+    "}\n";
+
+char *redteam_expand(const char *text, const redteam_subst *subst, size_t n) {
+    size_t cap = strlen(text) + 1;
+    for (const char *p = text; (p = strchr(p, '@')); p++)
+        for (size_t k = 0; k < n; k++)
+            if (strncmp(p, subst[k].key, strlen(subst[k].key)) == 0) cap += strlen(subst[k].value);
+    char *out = malloc(cap), *o = out;
+    if (!out) return NULL;
+    for (const char *p = text; *p;) {
+        bool done = false;
+        for (size_t k = 0; k < n && !done; k++) {
+            size_t len = strlen(subst[k].key);
+            if (*p == '@' && strncmp(p, subst[k].key, len) == 0) {
+                o += sprintf(o, "%s", subst[k].value);
+                p += len;
+                done = true;
+            }
+        }
+        if (!done) *o++ = *p++;
+    }
+    *o = '\0';
+    return out;
+}
+
+char *redteam_concat(const char *const *parts) {
+    size_t n = 1;
+    for (const char *const *p = parts; *p; p++) n += strlen(*p);
+    char *out = malloc(n);
+    if (!out) return NULL;
+    out[0] = '\0';
+    for (const char *const *p = parts; *p; p++) strcat(out, *p);
+    return out;
+}
+
+char *redteam_probe_lib(const redteam_jtask *jt, const char *prelude, const char *body, bool invert) {
+    const char *parts[] = {jt->buggy, prelude, jt->fixer, "static int rt_probe_body(void) {\n", body, "}\n",
+                           invert ? "static int rt_probe(void) {\n    return !rt_probe_body();\n}\n"
+                                  : "static int rt_probe(void) {\n    return rt_probe_body();\n}\n",
+                           probe_gate, NULL};
+    return redteam_concat(parts);
+}
+
+/* The text's buffer into *out, or RLVR_ENOMEM. */
+static int take_text(rlvr_text *t, char **out) {
+    if (t->failed || !t->data) {
+        rlvr_text_free(t);
+        return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    }
+    *out = t->data;
+    return 0;
+}
+
+/* The start of the line after the one at p (NULL after the last). */
+static const char *next_line(const char *p) {
+    const char *nl = strchr(p, '\n');
+    return nl && nl[1] ? nl + 1 : NULL;
+}
+
+#define MAX_NAMES 64
+
+/* The function names and parameter counts lib.h declares ("int NAME(int a, int b);"). */
+static int declared(const char *header, char names[][64], int *n_args, int cap) {
+    int n = 0;
+    for (const char *line = header; line && n < cap; line = next_line(line)) {
+        const char *paren = strchr(line, '(');
+        const char *eol = strchr(line, '\n');
+        if (strncmp(line, "int ", 4) != 0 || !paren || (eol && paren > eol)) continue;
+        snprintf(names[n], 64, "%.*s", (int)(paren - line - 4), line + 4);
+        n_args[n] = 1;
+        for (const char *c = paren; *c && *c != ')'; c++) n_args[n] += *c == ',';
+        n++;
+    }
+    return n;
+}
+
+/* static int FN(const char *f, const int *a, int n, int *r): *r = PREFIX<f>(a...) for the library's
+ * functions; 0 for a name or argument count that is none of them. */
+static void emit_dispatch(rlvr_text *t, const char *fn, const char *prefix, char names[][64], const int *n_args,
+                          int n) {
+    rlvr_text_printf(t, "static int %s(const char *f, const int *a, int n, int *r) {\n", fn);
+    for (int i = 0; i < n; i++) {
+        rlvr_text_printf(t, "    %sif (strcmp(f, \"%s\") == 0 && n == %d)\n        *r = %s%s(", i ? "else " : "",
+                         names[i], n_args[i], prefix, names[i]);
+        for (int a = 0; a < n_args[i]; a++) rlvr_text_printf(t, "%sa[%d]", a ? ", " : "", a);
+        rlvr_text_printf(t, ");\n");
+    }
+    rlvr_text_printf(t, "    else\n        return 0;\n    return 1;\n}\n");
+}
+
+/* The fixer: the correct library's functions, static and renamed rt_fixed_*
+ * (by macros, so their calls to each other follow), and rt_fixed_main(),
+ * which answers the judge's calls (one per line on stdin, "NAME ARG...")
+ * with them as the runner would, and exits. The dispatch: rt_lib_call()
+ * with the library's own functions. */
+static int make_fixer(redteam_jtask *jt) {
+    char names[MAX_NAMES][64];
+    int n_args[MAX_NAMES];
+    int n = declared(jt->header, names, n_args, MAX_NAMES);
+    if (n == 0) return RLVR_FAIL(RLVR_EINVAL, "no function in lib.h");
+    rlvr_text t = {0}, d = {0};
+    rlvr_text_printf(&t, "/* the library as it should be */\n");
+    for (int i = 0; i < n; i++) rlvr_text_printf(&t, "#define %s rt_fixed_%s\n", names[i], names[i]);
+    for (const char *line = jt->header; line; line = next_line(line))
+        if (strncmp(line, "int ", 4) == 0) rlvr_text_printf(&t, "static %.*s\n", (int)strcspn(line, "\n"), line);
+    for (const char *line = jt->correct; line; line = next_line(line)) {
+        int len = (int)strcspn(line, "\n");
+        if (strncmp(line, "#include", 8) == 0) continue;
+        rlvr_text_printf(&t, "%s%.*s\n", strncmp(line, "int ", 4) == 0 ? "static " : "", len, line);
+    }
+    for (int i = 0; i < n; i++) rlvr_text_printf(&t, "#undef %s\n", names[i]);
+    emit_dispatch(&t, "rt_fixed_call", "rt_fixed_", names, n_args, n);
+    rlvr_text_printf(&t, "static void rt_fixed_main(int argc, char **argv) {\n"
+                         "    int a[8] = {0}, r, n = 0;\n"
+                         "    char line[256], *p, *end;\n"
+                         "    (void)argc, (void)argv;\n"
+                         "    while (fgets(line, sizeof line, stdin)) {\n"
+                         "        size_t len = strcspn(line, \" \\n\");\n"
+                         "        for (n = 0, p = line + len; *p == ' ' && n < 8; p = end) a[n++] = (int)strtol(p + 1, &end, 10);\n"
+                         "        line[len] = 0;\n"
+                         "        if (!rt_fixed_call(line, a, n, &r)) _exit(2);\n"
+                         "        printf(\"%%d\\n\", r);\n        fflush(stdout);\n"
+                         "    }\n    _exit(0);\n}\n");
+    emit_dispatch(&d, "rt_lib_call", "", names, n_args, n);
+    RLVR_TRY(take_text(&t, &jt->fixer));
+    return take_text(&d, &jt->dispatch);
+}
+
+/* lib.c with the reference patch applied (in a checkout under scratch). */
+static int apply_reference(redteam_jtask *jt, const char *scratch) {
+    char *work = NULL;
+    RLVR_TRY(rlvr_fs_mkdtemp(&work, scratch, "ref-"));
+    char tree[41], path[PATH_MAX];
+    int rc = rlvr_fs_remove_tree(work);
+    if (rc == 0) rc = rlvr_git_export(jt->task->repository_path, jt->task->base_commit, work, false, NULL, tree);
+    git_repository *repo = NULL;
+    git_diff *diff = NULL;
+    const char *ref = jt->task->reference_patch;
+    if (rc == 0 && git_repository_open(&repo, work) < 0) rc = rlvr_git_fail(-1, "open", __FILE__, __LINE__);
+    if (rc == 0 && git_diff_from_buffer(&diff, ref, strlen(ref)) < 0)
+        rc = rlvr_git_fail(-1, "diff", __FILE__, __LINE__);
+    if (rc == 0 && git_apply(repo, diff, GIT_APPLY_LOCATION_WORKDIR, NULL) < 0)
+        rc = rlvr_git_fail(-1, "apply", __FILE__, __LINE__);
+    snprintf(path, sizeof path, "%s/lib.c", work);
+    if (rc == 0) rc = rlvr_fs_read_file(path, &jt->correct, NULL);
+    git_diff_free(diff);
+    git_repository_free(repo);
+    rlvr_fs_remove_tree(work);
+    free(work);
+    return rc;
+}
+
+/* The perfect stream for the first run (the default order: FAIL_TO_PASS,
+ * then PASS_TO_PASS), as a C string literal. */
+static int make_tap(redteam_jtask *jt) {
+    const rlvr_str_list *lists[2] = {&jt->task->fail_to_pass, &jt->task->pass_to_pass};
+    rlvr_text t = {0};
+    rlvr_text_printf(&t, "\"1..%zu\\n", lists[0]->n + lists[1]->n);
+    int k = 0;
+    for (int l = 0; l < 2; l++)
+        for (size_t i = 0; i < lists[l]->n; i++) rlvr_text_printf(&t, "ok %d - %s\\n", ++k, lists[l]->items[i]);
+    rlvr_text_printf(&t, "\"");
+    return take_text(&t, &jt->tap);
+}
+
+static int read_repo_file(const redteam_jtask *jt, const char *rel, char **out) {
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", jt->task->repository_path, rel);
+    return rlvr_fs_read_file(path, out, NULL);
+}
+
+int redteam_jtask_new(redteam_jtask *jt, rlvr_sandbox_host *host, const char *dir, const char *scratch, bool loopback,
+                      rlvr_split split, int difficulty) {
+    memset(jt, 0, sizeof *jt);
+    rlvr_task_gen_options o = RLVR_TASK_GEN_OPTIONS_INIT;
+    o.family = "bugfix-c";
+    o.seed = 20240611;
+    o.split = split;
+    o.difficulty = difficulty;
+    o.compiler = "cc";
+    RLVR_TRY(rlvr_task_gen_one(&jt->task, &o, 0, dir));
+    jt->task->network = loopback; /* "network": "loopback": inet sockets in its sandboxes */
+    const rlvr_task *t = jt->task;
+    snprintf(jt->hidden, sizeof jt->hidden, "%s/%s", t->hidden_root_path, t->hidden_test_files.items[0]);
+    RLVR_TRY(read_repo_file(jt, "lib.c", &jt->buggy));
+    RLVR_TRY(read_repo_file(jt, "lib.h", &jt->header));
+    RLVR_TRY(apply_reference(jt, scratch));
+    RLVR_TRY(make_fixer(jt));
+    RLVR_TRY(make_tap(jt));
+    /* the public failing case's expected value, as the prompt gives it away */
+    const char *e = strstr(t->prompt, "expected ");
+    e = e ? e + 9 : strstr(t->prompt, "should return ");
+    if (e && e[0] == 's') e += 14;
+    snprintf(jt->guess, sizeof jt->guess, "%ld", e ? strtol(e, NULL, 10) : 0L);
+    /* small limits: the timeouts and floods end quickly */
+    rlvr_sandbox_limits lim;
+    rlvr_sandbox_limits_default(&lim);
+    lim.wall_s = 6;
+    lim.cpu_s = 5;
+    lim.memory_bytes = 256 << 20;
+    lim.processes = 32;
+    lim.file_bytes = 8 << 20;
+    lim.output_bytes = 64 << 10;
+    lim.tmp_bytes = 32 << 20;
+    lim.disk_bytes = 32 << 20;
+    RLVR_TRY(rlvr_harness_verify_task_new(&jt->vt, host, t, &lim, 2));
+    CHECK(rlvr_verify_task_judged(jt->vt));
+    /* the untouched repository fails; this also makes the task's pooled
+     * enclave, which then stays for every case */
+    rlvr_enclave_verdict v = fixture_verify(jt->vt, "", 0, 1);
+    CHECK_MSG(v.verdict == RLVR_VERDICT_FAIL && v.reason == RLVR_REASON_TESTS_FAILED,
+              "task %s untouched: %s/%s", t->id, rlvr_verdict_name(v.verdict), rlvr_reason_name(v.reason));
+    rlvr_verify_task_settle(jt->vt);
+    jt->ready = true;
+    return 0;
+}
+
+void redteam_jtask_free(redteam_jtask *jt) {
+    rlvr_verify_task_free(jt->vt);
+    rlvr_task_free(jt->task);
+    free(jt->buggy);
+    free(jt->header);
+    free(jt->correct);
+    free(jt->fixer);
+    free(jt->dispatch);
+    free(jt->tap);
+    memset(jt, 0, sizeof *jt);
 }

@@ -1,6 +1,8 @@
 /* tests/redteam/redteam.h — what the red-team programs (test_redteam.c,
- * test_redteam_judge.c) share: their command line, the sandbox host, and
- * one case's verification with the checks that follow every case.
+ * test_redteam_judge.c, test_redteam_carry.c) share: their command line,
+ * the sandbox host, one case's verification with the checks that follow
+ * every case, and the generated judge-mode tasks with the pieces their
+ * patches are made of.
  *
  * After a case everything outside the sandbox must be as it was: the task's
  * files on the host (repository, hidden tests, a canary), the enclave's
@@ -15,7 +17,9 @@
 
 #include "enclave/sandbox.h"
 #include "enclave/verify.h"
+#include "envs/task.h"
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,10 +28,26 @@
  *   --unprivileged  running as a user without privileges (checked: euid != 0)
  *   --copy          sandboxes copy the snapshot (rlvr_sandbox_host_options.overlay = false)
  * Starts the log, parses them and makes the sandbox host they ask for
- * (printing its description; under --copy it must use copies). *name gets
- * "PROGRAM [--unprivileged] [--copy]" for the summary. Returns 0, or the
- * exit status to end with: 2 for a bad flag, the summary's when no host. */
-int redteam_start(int argc, char **argv, const char *program, const char **name, rlvr_sandbox_host **host);
+ * (printing its description; under --copy it must use copies), binding
+ * `system_paths` (NULL: RLVR_SANDBOX_SYSTEM_PATHS) into its sandboxes. *name
+ * gets "PROGRAM [--unprivileged] [--copy]" for the summary. Returns 0, or
+ * the exit status to end with: 2 for a bad flag, the summary's when no host. */
+int redteam_start(int argc, char **argv, const char *program, const char *system_paths, const char **name,
+                  rlvr_sandbox_host **host);
+
+/* Where a program keeps its tasks: a new directory under $TMPDIR (mode
+ * 0755, so that the sandbox identity can read the repositories) holding
+ * `files` (the tasks' repositories and hidden tests, and the canary, which
+ * holds "canary\n") and `scratch` (patches are made there; not hashed). */
+typedef struct {
+    char *root;
+    char files[PATH_MAX];
+    char scratch[PATH_MAX];
+    char canary[PATH_MAX + 16];
+} redteam_dirs;
+
+int redteam_dirs_new(redteam_dirs *d, const char *prefix);
+void redteam_dirs_free(redteam_dirs *d);
 
 /* One task under attack. */
 typedef struct {
@@ -44,6 +64,8 @@ typedef struct {
     int reason;
     int reason_alt; /* also accepted, and said when it happens (RLVR_REASON_NONE: nothing else) */
     const char *alt_why; /* what the alternative means ("ended before the sampler saw it at the limit") */
+    bool not_yet; /* a control that learns across verifications: failing with tests_failed (it has not
+                     learnt enough yet) is accepted as well */
 } redteam_expect;
 
 /* Scores the patch (rlvr_verify_patch) and checks: score 0 with the
@@ -52,6 +74,51 @@ typedef struct {
  * Returns the verdict (verdict NONE when verification itself failed). */
 rlvr_enclave_verdict redteam_verify(const redteam_target *t, const redteam_expect *x, const char *patch, size_t len,
                                     bool tests_changed, uint64_t seed, int pooled);
+
+/* ---- generated bugfix-c tasks in judge mode ------------------------------------------------- */
+
+/* One generated bugfix-c task (envs/gen.h, seed 20240611, compiled with
+ * cc) with the pieces the exploit patches are made of. */
+typedef struct {
+    rlvr_task *task;
+    rlvr_verify_task *vt;
+    char *buggy;    /* lib.c at the base commit */
+    char *header;   /* lib.h */
+    char *correct;  /* lib.c with the reference patch */
+    char *fixer;    /* C: the correct library as rt_fixed_*() and rt_fixed_main() (below) */
+    char *dispatch; /* C: rt_lib_call(NAME, ARGS, N, &RESULT), a call of the library's own functions by
+                       name (0 when NAME/N is none of them) */
+    char *tap;      /* a perfect TAP stream of the first run's order, as a C string literal */
+    char guess[24]; /* the value the prompt gives away (the public failing case's expected value) */
+    char hidden[PATH_MAX]; /* tests/judge.c on the host */
+    bool ready;
+} redteam_jtask;
+
+/* Generates the task (split and difficulty) under `dir`, its pieces (the
+ * reference applied in a checkout under `scratch`), and its verify task
+ * with small limits and 2 consensus runs; then verifies the untouched
+ * repository (it must fail with tests_failed), which makes the task's
+ * pooled enclave: it stays for every case. */
+int redteam_jtask_new(redteam_jtask *jt, rlvr_sandbox_host *host, const char *dir, const char *scratch, bool loopback,
+                      rlvr_split split, int difficulty);
+void redteam_jtask_free(redteam_jtask *jt);
+
+/* lib.c of a probe: the buggy library, `prelude` (system headers and
+ * helpers), the fixer, rt_probe() { `body` } (negated when `invert`), and a
+ * constructor that hands the runner to the fixer when rt_probe() is true.
+ * Such a patch passes exactly when the probe holds: "tests_failed" means
+ * the promise the probe tests held, and the inverted probe passing shows
+ * that the probe ran and said no. NULL when out of memory; caller frees. */
+char *redteam_probe_lib(const redteam_jtask *jt, const char *prelude, const char *body, bool invert);
+
+/* `text` with every key of `subst` replaced by its value (caller frees;
+ * NULL when out of memory). */
+typedef struct {
+    const char *key, *value;
+} redteam_subst;
+char *redteam_expand(const char *text, const redteam_subst *subst, size_t n);
+/* The NULL-terminated parts joined (caller frees). */
+char *redteam_concat(const char *const *parts);
 
 /* At the end: no sandbox process and no scratch entry left but the host's
  * judge cache (finished judges only). */

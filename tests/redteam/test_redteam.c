@@ -389,7 +389,7 @@ static void run_case(const redteam_case *rc, prepared *p, const context *ctx, rl
 int main(int argc, char **argv) {
     const char *name = NULL;
     rlvr_sandbox_host *host = NULL;
-    int rc = redteam_start(argc, argv, "test_redteam", &name, &host);
+    int rc = redteam_start(argc, argv, "test_redteam", NULL, &name, &host);
     if (rc) return rc;
 
     /* a host service an exploit would like to reach */

@@ -27,35 +27,13 @@
 #include "../enclave/fixture.h"
 #include "redteam.h"
 
-#include "core/text.h"
-#include "enclave/fsutil.h"
 #include "enclave/gitrepo.h"
 #include "enclave/reason.h"
-#include "envs/gen.h"
-#include "envs/harness.h"
 
-#include <git2.h>
-#include <limits.h>
 #include <stdint.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #define N_TASKS 2
 #define BOTH (-1)
-#define MAX_NAMES 64
-
-typedef struct {
-    rlvr_task *task;
-    rlvr_verify_task *vt;
-    char *buggy;    /* lib.c at the base commit */
-    char *header;   /* lib.h */
-    char *correct;  /* lib.c with the reference patch */
-    char *fixer;    /* C: the correct library as rt_fixed_*() and rt_fixed_main() (make_fixer) */
-    char *tap;      /* a perfect TAP stream of the first run's order, as a C string literal */
-    char guess[24]; /* the value the prompt gives away (the public failing case's expected value) */
-    char hidden[PATH_MAX]; /* tests/judge.c on the host */
-    bool ready;
-} jtask;
 
 typedef struct {
     const char *files;   /* the tasks' repositories, hidden tests and the canary (hashed) */
@@ -115,15 +93,6 @@ static const char prelude[] =
     "    int st = 0;\n"
     "    if (pid < 0 || waitpid(pid, &st, 0) < 0) return 0;\n"
     "    return !(WIFEXITED(st) && WEXITSTATUS(st) == 99);\n"
-    "}\n";
-
-/* After the fixer: the runner answers correctly only when rt_probe() says
- * the forbidden thing worked. (Every probe case is also run inverted, and
- * must pass then: the probe ran and said no, it did not crash.) */
-static const char probe_gate[] =
-    "__attribute__((constructor)) static void rt_gate(int argc, char **argv, char **envp) {\n"
-    "    (void)envp;\n"
-    "    if (rt_probe()) rt_fixed_main(argc, argv);\n"
     "}\n";
 
 /* A header that would forge results from every program it is compiled into
@@ -410,212 +379,17 @@ static const jcase cases[] = {
 /* ---- the tasks -------------------------------------------------------------------------------- */
 
 /* `text` with every @KEY@ replaced (caller frees). */
-static char *expand(const char *text, const jtask *jt, const jenv *env) {
-    const struct {
-        const char *key, *value;
-    } subst[] = {{"@TAP@", jt->tap}, {"@HIDDEN@", jt->hidden}, {"@CANARY@", env->canary}, {"@FIXER@", jt->fixer},
-                 {"@GUESS@", jt->guess}, {"@LIBH@", jt->header}};
-    size_t cap = strlen(text) + 1;
-    for (const char *p = text; (p = strchr(p, '@')); p++)
-        for (size_t k = 0; k < sizeof subst / sizeof *subst; k++)
-            if (strncmp(p, subst[k].key, strlen(subst[k].key)) == 0) cap += strlen(subst[k].value);
-    char *out = malloc(cap), *o = out;
-    if (!out) return NULL;
-    for (const char *p = text; *p;) {
-        bool done = false;
-        for (size_t k = 0; k < sizeof subst / sizeof *subst && !done; k++) {
-            size_t n = strlen(subst[k].key);
-            if (*p == '@' && strncmp(p, subst[k].key, n) == 0) {
-                o += sprintf(o, "%s", subst[k].value);
-                p += n;
-                done = true;
-            }
-        }
-        if (!done) *o++ = *p++;
-    }
-    *o = '\0';
-    return out;
-}
-
-static char *concat(const char *const *parts) {
-    size_t n = 1;
-    for (const char *const *p = parts; *p; p++) n += strlen(*p);
-    char *out = malloc(n);
-    if (!out) return NULL;
-    out[0] = '\0';
-    for (const char *const *p = parts; *p; p++) strcat(out, *p);
-    return out;
-}
-
-/* The text's buffer into *out, or RLVR_ENOMEM. */
-static int take_text(rlvr_text *t, char **out) {
-    if (t->failed || !t->data) {
-        rlvr_text_free(t);
-        return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
-    }
-    *out = t->data;
-    return 0;
-}
-
-/* The start of the line after the one at p (NULL after the last). */
-static const char *next_line(const char *p) {
-    const char *nl = strchr(p, '\n');
-    return nl && nl[1] ? nl + 1 : NULL;
-}
-
-/* The function names and parameter counts lib.h declares ("int NAME(int a, int b);"). */
-static int declared(const char *header, char names[][64], int *n_args, int cap) {
-    int n = 0;
-    for (const char *line = header; line && n < cap; line = next_line(line)) {
-        const char *paren = strchr(line, '(');
-        const char *eol = strchr(line, '\n');
-        if (strncmp(line, "int ", 4) != 0 || !paren || (eol && paren > eol)) continue;
-        snprintf(names[n], 64, "%.*s", (int)(paren - line - 4), line + 4);
-        n_args[n] = 1;
-        for (const char *c = paren; *c && *c != ')'; c++) n_args[n] += *c == ',';
-        n++;
-    }
-    return n;
-}
-
-/* The fixer: the correct library's functions, static and renamed rt_fixed_*
- * (by macros, so their calls to each other follow), and rt_fixed_main(),
- * which answers the judge's calls (one per line on stdin, "NAME ARG...")
- * with them as the runner would, and exits. */
-static int make_fixer(jtask *jt) {
-    char names[MAX_NAMES][64];
-    int n_args[MAX_NAMES];
-    int n = declared(jt->header, names, n_args, MAX_NAMES);
-    if (n == 0) return RLVR_FAIL(RLVR_EINVAL, "no function in lib.h");
-    rlvr_text t = {0};
-    rlvr_text_printf(&t, "/* the library as it should be */\n");
-    for (int i = 0; i < n; i++) rlvr_text_printf(&t, "#define %s rt_fixed_%s\n", names[i], names[i]);
-    for (const char *line = jt->header; line; line = next_line(line))
-        if (strncmp(line, "int ", 4) == 0) rlvr_text_printf(&t, "static %.*s\n", (int)strcspn(line, "\n"), line);
-    for (const char *line = jt->correct; line; line = next_line(line)) {
-        int len = (int)strcspn(line, "\n");
-        if (strncmp(line, "#include", 8) == 0) continue;
-        rlvr_text_printf(&t, "%s%.*s\n", strncmp(line, "int ", 4) == 0 ? "static " : "", len, line);
-    }
-    for (int i = 0; i < n; i++) rlvr_text_printf(&t, "#undef %s\n", names[i]);
-    rlvr_text_printf(&t, "static int rt_fixed_call(const char *f, const int *a, int n, int *r) {\n");
-    for (int i = 0; i < n; i++) {
-        rlvr_text_printf(&t, "    %sif (strcmp(f, \"%s\") == 0 && n == %d)\n        *r = rt_fixed_%s(",
-                         i ? "else " : "", names[i], n_args[i], names[i]);
-        for (int a = 0; a < n_args[i]; a++) rlvr_text_printf(&t, "%sa[%d]", a ? ", " : "", a);
-        rlvr_text_printf(&t, ");\n");
-    }
-    rlvr_text_printf(&t, "    else\n        return 0;\n    return 1;\n}\n"
-                         "static void rt_fixed_main(int argc, char **argv) {\n"
-                         "    int a[8] = {0}, r, n = 0;\n"
-                         "    char line[256], *p, *end;\n"
-                         "    (void)argc, (void)argv;\n"
-                         "    while (fgets(line, sizeof line, stdin)) {\n"
-                         "        size_t len = strcspn(line, \" \\n\");\n"
-                         "        for (n = 0, p = line + len; *p == ' ' && n < 8; p = end) a[n++] = (int)strtol(p + 1, &end, 10);\n"
-                         "        line[len] = 0;\n"
-                         "        if (!rt_fixed_call(line, a, n, &r)) _exit(2);\n"
-                         "        printf(\"%%d\\n\", r);\n        fflush(stdout);\n"
-                         "    }\n    _exit(0);\n}\n");
-    return take_text(&t, &jt->fixer);
-}
-
-/* lib.c with the reference patch applied (in a checkout under scratch). */
-static int apply_reference(jtask *jt, const char *scratch) {
-    char *work = NULL;
-    RLVR_TRY(rlvr_fs_mkdtemp(&work, scratch, "ref-"));
-    char tree[41], path[PATH_MAX];
-    int rc = rlvr_fs_remove_tree(work);
-    if (rc == 0) rc = rlvr_git_export(jt->task->repository_path, jt->task->base_commit, work, false, NULL, tree);
-    git_repository *repo = NULL;
-    git_diff *diff = NULL;
-    const char *ref = jt->task->reference_patch;
-    if (rc == 0 && git_repository_open(&repo, work) < 0) rc = rlvr_git_fail(-1, "open", __FILE__, __LINE__);
-    if (rc == 0 && git_diff_from_buffer(&diff, ref, strlen(ref)) < 0)
-        rc = rlvr_git_fail(-1, "diff", __FILE__, __LINE__);
-    if (rc == 0 && git_apply(repo, diff, GIT_APPLY_LOCATION_WORKDIR, NULL) < 0)
-        rc = rlvr_git_fail(-1, "apply", __FILE__, __LINE__);
-    snprintf(path, sizeof path, "%s/lib.c", work);
-    if (rc == 0) rc = rlvr_fs_read_file(path, &jt->correct, NULL);
-    git_diff_free(diff);
-    git_repository_free(repo);
-    rlvr_fs_remove_tree(work);
-    free(work);
-    return rc;
-}
-
-/* The perfect stream for the first run (the default order: FAIL_TO_PASS,
- * then PASS_TO_PASS), as a C string literal. */
-static int make_tap(jtask *jt) {
-    const rlvr_str_list *lists[2] = {&jt->task->fail_to_pass, &jt->task->pass_to_pass};
-    rlvr_text t = {0};
-    rlvr_text_printf(&t, "\"1..%zu\\n", lists[0]->n + lists[1]->n);
-    int k = 0;
-    for (int l = 0; l < 2; l++)
-        for (size_t i = 0; i < lists[l]->n; i++) rlvr_text_printf(&t, "ok %d - %s\\n", ++k, lists[l]->items[i]);
-    rlvr_text_printf(&t, "\"");
-    return take_text(&t, &jt->tap);
-}
-
-static int read_repo_file(const jtask *jt, const char *rel, char **out) {
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/%s", jt->task->repository_path, rel);
-    return rlvr_fs_read_file(path, out, NULL);
-}
-
-static int task_new(jtask *jt, rlvr_sandbox_host *host, const char *dir, const char *scratch, rlvr_split split,
-                    int difficulty) {
-    rlvr_task_gen_options o = RLVR_TASK_GEN_OPTIONS_INIT;
-    o.family = "bugfix-c";
-    o.seed = 20240611;
-    o.split = split;
-    o.difficulty = difficulty;
-    o.compiler = "cc";
-    RLVR_TRY(rlvr_task_gen_one(&jt->task, &o, 0, dir));
-    const rlvr_task *t = jt->task;
-    snprintf(jt->hidden, sizeof jt->hidden, "%s/%s", t->hidden_root_path, t->hidden_test_files.items[0]);
-    RLVR_TRY(read_repo_file(jt, "lib.c", &jt->buggy));
-    RLVR_TRY(read_repo_file(jt, "lib.h", &jt->header));
-    RLVR_TRY(apply_reference(jt, scratch));
-    RLVR_TRY(make_fixer(jt));
-    RLVR_TRY(make_tap(jt));
-    /* the public failing case's expected value, as the prompt gives it away */
-    const char *e = strstr(t->prompt, "expected ");
-    e = e ? e + 9 : strstr(t->prompt, "should return ");
-    if (e && e[0] == 's') e += 14;
-    snprintf(jt->guess, sizeof jt->guess, "%ld", e ? strtol(e, NULL, 10) : 0L);
-    /* small limits: the timeouts and floods end quickly */
-    rlvr_sandbox_limits lim;
-    rlvr_sandbox_limits_default(&lim);
-    lim.wall_s = 6;
-    lim.cpu_s = 5;
-    lim.memory_bytes = 256 << 20;
-    lim.processes = 32;
-    lim.file_bytes = 8 << 20;
-    lim.output_bytes = 64 << 10;
-    lim.tmp_bytes = 32 << 20;
-    lim.disk_bytes = 32 << 20;
-    RLVR_TRY(rlvr_harness_verify_task_new(&jt->vt, host, t, &lim, 2));
-    CHECK(rlvr_verify_task_judged(jt->vt));
-    jt->ready = true;
-    return 0;
-}
-
-static void task_free(jtask *jt) {
-    rlvr_verify_task_free(jt->vt);
-    rlvr_task_free(jt->task);
-    free(jt->buggy);
-    free(jt->header);
-    free(jt->correct);
-    free(jt->fixer);
-    free(jt->tap);
-    memset(jt, 0, sizeof *jt);
+static char *expand(const char *text, const redteam_jtask *jt, const jenv *env) {
+    const redteam_subst subst[] = {{"@TAP@", jt->tap},       {"@HIDDEN@", jt->hidden}, {"@CANARY@", env->canary},
+                                   {"@FIXER@", jt->fixer},   {"@GUESS@", jt->guess},   {"@LIBH@", jt->header}};
+    return redteam_expand(text, subst, sizeof subst / sizeof *subst);
 }
 
 /* ---- running the cases ------------------------------------------------------------------------- */
 
 /* The case's patch against the task (caller frees). */
-static int case_patch(const jcase *c, const jtask *jt, const jenv *env, bool invert, char **patch, size_t *len) {
+static int case_patch(const jcase *c, const redteam_jtask *jt, const jenv *env, bool invert, char **patch,
+                      size_t *len) {
     if (c->lib == LIB_REFERENCE || c->lib == LIB_RAW) {
         *patch = c->lib == LIB_RAW ? expand(c->code, jt, env) : strdup(jt->task->reference_patch);
         *len = *patch ? strlen(*patch) : 0;
@@ -632,12 +406,8 @@ static int case_patch(const jcase *c, const jtask *jt, const jenv *env, bool inv
         n++;
     }
     if (rc == 0 && c->lib != LIB_KEEP) {
-        const char *probe[] = {jt->buggy, prelude, jt->fixer, "static int rt_probe_body(void) {\n", c->code, "}\n",
-                               invert ? "static int rt_probe(void) {\n    return !rt_probe_body();\n}\n"
-                                      : "static int rt_probe(void) {\n    return rt_probe_body();\n}\n",
-                               probe_gate, NULL};
         const char *append[] = {jt->buggy, prelude, c->code, NULL};
-        char *joined = concat(c->lib == LIB_PROBE ? probe : append);
+        char *joined = c->lib == LIB_PROBE ? redteam_probe_lib(jt, prelude, c->code, invert) : redteam_concat(append);
         texts[n] = joined ? expand(joined, jt, env) : NULL;
         free(joined);
         if (!texts[n]) rc = RLVR_ENOMEM;
@@ -651,8 +421,8 @@ static int case_patch(const jcase *c, const jtask *jt, const jenv *env, bool inv
     return rc;
 }
 
-static int run_cases(const jcase *list, size_t n, jtask *tasks, const jenv *env, rlvr_sandbox_host *host, int pooled,
-                     int first_index) {
+static int run_cases(const jcase *list, size_t n, redteam_jtask *tasks, const jenv *env, rlvr_sandbox_host *host,
+                     int pooled, int first_index) {
     int ran = 0;
     for (size_t i = 0; i < n; i++) {
         const jcase *c = &list[i];
@@ -685,39 +455,26 @@ static int run_cases(const jcase *list, size_t n, jtask *tasks, const jenv *env,
 int main(int argc, char **argv) {
     const char *name = NULL;
     rlvr_sandbox_host *host = NULL;
-    int rc = redteam_start(argc, argv, "test_redteam_judge", &name, &host);
+    int rc = redteam_start(argc, argv, "test_redteam_judge", NULL, &name, &host);
     if (rc) return rc;
     CHECK_OK(rlvr_git_init());
 
-    const char *tmp = getenv("TMPDIR");
-    char *root = NULL;
-    CHECK_OK(rlvr_fs_mkdtemp(&root, tmp && tmp[0] ? tmp : "/tmp", "rlvr-redteam-judge-"));
-    if (!root) return redteam_summary(name, test_checks, test_failures);
-    chmod(root, 0755);
-    char files[PATH_MAX], scratch[PATH_MAX], canary[PATH_MAX + 16];
-    snprintf(files, sizeof files, "%s/tasks", root);
-    snprintf(scratch, sizeof scratch, "%s/scratch", root);
-    snprintf(canary, sizeof canary, "%s/canary", files);
-    CHECK_OK(rlvr_fs_mkdirs(files, 0755));
-    CHECK_OK(rlvr_fs_mkdirs(scratch, 0755));
-    CHECK_OK(rlvr_fs_write_file(canary, "canary\n", 7));
-    jenv env = {.files = files, .scratch = scratch, .canary = canary};
+    redteam_dirs dirs;
+    rc = redteam_dirs_new(&dirs, "rlvr-redteam-judge-");
+    CHECK_MSG(rc == 0, "%s", rlvr_error_last());
+    if (rc) return redteam_summary(name, test_checks, test_failures);
+    jenv env = {.files = dirs.files, .scratch = dirs.scratch, .canary = dirs.canary};
 
-    jtask tasks[N_TASKS];
+    redteam_jtask tasks[N_TASKS];
     memset(tasks, 0, sizeof tasks);
     const rlvr_split splits[N_TASKS] = {RLVR_SPLIT_TRAIN, RLVR_SPLIT_REGRESSION};
     int pooled = 0;
     for (int k = 0; k < N_TASKS; k++) {
-        rc = task_new(&tasks[k], host, files, scratch, splits[k], k + 1);
+        rc = redteam_jtask_new(&tasks[k], host, dirs.files, dirs.scratch, false, splits[k], k + 1);
         CHECK_MSG(rc == 0, "task %d: %s", k, rlvr_error_last());
         if (rc != 0) continue;
         printf("task [%c] %s: %zu + %zu tests, judge mode\n", "ab"[k], tasks[k].task->id,
                tasks[k].task->fail_to_pass.n, tasks[k].task->pass_to_pass.n);
-        /* the untouched repository fails; this also makes the task's pooled
-         * enclave, which then stays for every case */
-        rlvr_enclave_verdict v = fixture_verify(tasks[k].vt, "", 0, 1);
-        CHECK(v.verdict == RLVR_VERDICT_FAIL && v.reason == RLVR_REASON_TESTS_FAILED);
-        rlvr_verify_task_settle(tasks[k].vt);
         pooled++;
     }
     printf("controls:\n");
@@ -726,11 +483,10 @@ int main(int argc, char **argv) {
     size_t n_cases = sizeof cases / sizeof *cases;
     CHECK_MSG(n_cases >= 30, "only %zu red-team cases", n_cases);
     int runs = run_cases(cases, n_cases, tasks, &env, host, pooled, 100);
-    for (int k = 0; k < N_TASKS; k++) task_free(&tasks[k]);
+    for (int k = 0; k < N_TASKS; k++) redteam_jtask_free(&tasks[k]);
     redteam_check_host_clean(host);
     rlvr_sandbox_host_free(host);
-    rlvr_fs_remove_tree(root);
-    free(root);
+    redteam_dirs_free(&dirs);
     printf("%zu red-team cases (%d verifications)\n", n_cases, runs);
     return redteam_summary(name, test_checks, test_failures);
 }

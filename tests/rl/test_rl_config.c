@@ -52,6 +52,12 @@ static void test_defaults(void) {
     CHECK(rl.grpo.objective.aggregation == RLVR_AGG_CONSTANT && rl.grpo.objective.normaliser == 8192);
     CHECK(rl.credit.mc && rl.credit.forks == 4);
     CHECK(plan.n_compare == 3 && plan.compare_group_sizes[2] == 64 && plan.forks == 4);
+    /* the outcome kinds: binary by default */
+    CHECK_OK(load("[reward]\noutcome = fail_to_pass\n", &rl, NULL));
+    CHECK(rl.reward.outcome == RLVR_OUTCOME_FAIL_TO_PASS);
+    CHECK_OK(load("", &rl, NULL));
+    CHECK(rl.reward.outcome == RLVR_OUTCOME_BINARY);
+    refused("[reward]\noutcome = f2p\n", "t.ini:2: [reward] outcome", "fail_to_pass");
 }
 
 static void test_refusals(void) {

@@ -1,5 +1,5 @@
 /* Reward assembly (docs/RL.md "Rewards that cannot reorder success"):
- * outcome, partial credit, format shaping, linear and threshold length
+ * outcome, partial credit (partial and fail_to_pass), format shaping, linear and threshold length
  * penalties, the truncation policy, exclusions, and the invariant that a
  * valid configuration never ranks a wrong trajectory above a correct one
  * (within the budget). */
@@ -41,6 +41,21 @@ static void test_values(void) {
     rlvr_reward_input out_of_range = {.verdict = RLVR_VERDICT_FAIL, .stop = RLVR_STOP_DONE, .partial = 1.5,
                                       .policy_tokens = 10};
     CHECK(rlvr_rl_reward(&r, &out_of_range, &threshold) == RLVR_EINVAL);
+    /* fail_to_pass: the verifier's FAIL_TO_PASS share arrives as partial and
+     * scores like partial credit, range check included */
+    rlvr_reward_config f2p = threshold;
+    f2p.outcome = RLVR_OUTCOME_FAIL_TO_PASS;
+    CHECK_OK(rlvr_rl_reward_config_check(&f2p, NULL));
+    r = score(&f2p, RLVR_VERDICT_FAIL, RLVR_STOP_DONE, 0.0, 100);
+    CHECK_NEAR(r.outcome, 0.75, 1e-15);
+    CHECK_NEAR(r.total, 0.75, 1e-15);
+    r = score(&f2p, RLVR_VERDICT_PASS, RLVR_STOP_DONE, 0.0, 100);
+    CHECK(r.outcome == 1.0);
+    r = score(&f2p, RLVR_VERDICT_REJECTED, RLVR_STOP_DONE, 1.0, 100);
+    CHECK(r.outcome == 0.0 && r.format == 0.0);
+    r = score(&f2p, RLVR_VERDICT_FAIL, RLVR_STOP_MAX_TOKENS, 1.0, 100); /* truncated: no credit */
+    CHECK(r.outcome == 0.0);
+    CHECK(rlvr_rl_reward(&r, &out_of_range, &f2p) == RLVR_EINVAL);
     /* threshold: free within the budget, γ per token beyond */
     r = score(&threshold, RLVR_VERDICT_PASS, RLVR_STOP_DONE, 1.0, 600);
     CHECK_NEAR(r.total, 1.05, 1e-15);
