@@ -193,7 +193,7 @@ static void protect_readonly(int err_fd, const char *work, const char *const *re
  * unmounts it), commands never see /.rlvr/lower either; the runtime's own
  * calls keep it (the pristine tree a workspace's snapshot compares /work
  * with). */
-static void mount_work(int err_fd, const rlvr_sb_holder_plan *p) {
+void rlvr_sb_mount_work(int err_fd, const rlvr_sb_holder_plan *p) {
     const char *state = "/.rlvr/state", *lower = "/.rlvr/lower", *work = "/work";
     char opts[128];
     rlvr_sb_path(err_fd, opts, sizeof opts, "size=%lld,mode=0755,nr_inodes=%lld", (long long)p->disk_bytes,
@@ -261,13 +261,11 @@ void rlvr_sb_mount_root(int err_fd, const char *root, const rlvr_sb_holder_plan 
     bind_hidden_dirs(err_fd, root, p);
 }
 
-void rlvr_sb_mount_work(int err_fd, const rlvr_sb_holder_plan *p) { mount_work(err_fd, p); }
-
 void rlvr_sb_remount_work(int err_fd, const rlvr_sb_holder_plan *p) {
     if (umount2("/work", MNT_DETACH) != 0) rlvr_sb_fail(err_fd, RLVR_SANDBOX_STAGE_OTHER, "unmounting /work");
     if (umount2("/.rlvr/state", MNT_DETACH) != 0)
         rlvr_sb_fail(err_fd, RLVR_SANDBOX_STAGE_OTHER, "unmounting the state");
-    mount_work(err_fd, p);
+    rlvr_sb_mount_work(err_fd, p);
 }
 
 void rlvr_sb_pivot_root(int err_fd, const char *root) {
