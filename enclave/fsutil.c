@@ -431,24 +431,18 @@ int rlvr_fs_write_file(const char *path, const void *data, size_t len) {
     return 0;
 }
 
-int rlvr_fs_read_file(const char *path, char **out, size_t *len) {
+int rlvr_fs_read_fd(int fd, const char *name, char **out, size_t *len) {
     *out = NULL;
     if (len) *len = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return rlvr_error_errno_at(__FILE__, __LINE__, "opening %s", path);
     size_t cap = 4096, n = 0;
     char *buf = malloc(cap);
-    if (!buf) {
-        close(fd);
-        return RLVR_FAIL(RLVR_ENOMEM, "out of memory reading %s", path);
-    }
+    if (!buf) return RLVR_FAIL(RLVR_ENOMEM, "out of memory reading %s", name);
     for (;;) {
         if (n + 1 >= cap) {
             char *grown = realloc(buf, cap * 2);
             if (!grown) {
                 free(buf);
-                close(fd);
-                return RLVR_FAIL(RLVR_ENOMEM, "out of memory reading %s", path);
+                return RLVR_FAIL(RLVR_ENOMEM, "out of memory reading %s", name);
             }
             buf = grown;
             cap *= 2;
@@ -456,19 +450,27 @@ int rlvr_fs_read_file(const char *path, char **out, size_t *len) {
         ssize_t r = read(fd, buf + n, cap - n - 1);
         if (r < 0) {
             if (errno == EINTR) continue;
-            int rc = rlvr_error_errno_at(__FILE__, __LINE__, "reading %s", path);
+            int rc = rlvr_error_errno_at(__FILE__, __LINE__, "reading %s", name);
             free(buf);
-            close(fd);
             return rc;
         }
         if (r == 0) break;
         n += (size_t)r;
     }
-    close(fd);
     buf[n] = '\0';
     *out = buf;
     if (len) *len = n;
     return 0;
+}
+
+int rlvr_fs_read_file(const char *path, char **out, size_t *len) {
+    *out = NULL;
+    if (len) *len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return rlvr_error_errno_at(__FILE__, __LINE__, "opening %s", path);
+    int rc = rlvr_fs_read_fd(fd, path, out, len);
+    close(fd);
+    return rc;
 }
 
 int rlvr_fs_mkdirs(const char *path, mode_t mode) {

@@ -49,6 +49,9 @@ int rlvr_fs_write_file(const char *path, const void *data, size_t len);
 
 /* Reads a whole file; *out is NUL-terminated (caller frees). */
 int rlvr_fs_read_file(const char *path, char **out, size_t *len);
+/* The same from an open descriptor to its end (standard input, a pipe);
+ * `name` names it in messages. The descriptor stays open. */
+int rlvr_fs_read_fd(int fd, const char *name, char **out, size_t *len);
 
 /* mkdir -p with `mode` for the directories it creates. */
 int rlvr_fs_mkdirs(const char *path, mode_t mode);

@@ -24,6 +24,7 @@ const rlvr_command rlvr_commands[] = {
     {"tasks", "gen FAMILY ... | list POOL | check POOL", "generate, list or validate a task pool", rlvr_cmd_tasks},
     {"rollout", "--task TASK [--checkpoint C] [--n N] [--show]", "run rollouts of one task through the harness and show them", rlvr_cmd_rollout},
     {"agent", "--task TASK [--checkpoint C] [--verify]", "run the policy on one task, printing each turn as it happens", rlvr_cmd_agent},
+    {"verify", "--task TASK --patch FILE [--runs N] [--json]", "the enclave's verdict for one patch (or answer), as training scores it", rlvr_cmd_verify},
     {"sft", "CONFIG [--out DIR] [--resume]", "supervised bootstrap on demonstrations (reference solutions via the tools)", rlvr_cmd_sft},
     {"eval", "--checkpoint C [--checkpoint C2] --pool POOL [--json]", "pass@1 / pass@k / pass^k of checkpoints on held-out tasks, paired difference", rlvr_cmd_eval},
     {"train", "CONFIG [--out DIR] [--resume] [--until-step N]", "GRPO with verifiable rewards (after sft)", rlvr_cmd_train},
