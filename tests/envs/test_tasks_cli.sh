@@ -6,15 +6,7 @@ dir=$(mktemp -d "${TMPDIR:-/tmp}/rlvr_tasks_cli_XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 fail=0
 out="$dir/out.txt"
-check() { # description, expected status, command...
-  local what=$1 want=$2; shift 2
-  "$@" >"$out" 2>&1
-  local got=$?
-  if [ "$got" != "$want" ]; then
-    echo "FAIL: $what: exit $got, expected $want"; cat "$out"; fail=1
-  fi
-}
-expect_text() { grep -qF -- "$1" "$out" || { echo "FAIL: output lacks [$1]:"; cat "$out"; fail=1; }; }
+. "$(dirname "$0")/../lib/cli_check.sh"
 
 check "help" 0 "$rlvr" tasks --help
 expect_text "rlvr tasks gen FAMILY"

@@ -9,17 +9,7 @@ dir=$(mktemp -d "${TMPDIR:-/tmp}/rlvr_verify_cli_XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 fail=0
 out="$dir/out"
-check() { # description, expected status, command...
-  local what=$1 want=$2; shift 2
-  "$@" >"$out" 2>&1
-  local got=$?
-  if [ "$got" != "$want" ]; then
-    echo "FAIL: $what: exit $got, expected $want"; cat "$out"; fail=1
-  fi
-}
-has() { # description, text the output must hold
-  grep -qF -- "$2" "$out" || { echo "FAIL: $1: output lacks [$2]:"; cat "$out"; fail=1; }
-}
+. "$(dirname "$0")/../lib/cli_check.sh"
 
 "$rlvr" tasks gen bugfix-c --n 1 --seed 5 --out "$dir/pool" >/dev/null || { echo "FAIL: gen bugfix-c"; exit 1; }
 "$rlvr" tasks gen arith --n 1 --seed 3 --out "$dir/pool" >/dev/null || { echo "FAIL: gen arith"; exit 1; }
@@ -37,24 +27,24 @@ PY
 printf 'not a patch\n' > "$dir/garbage.diff"
 
 check "--help" 0 "$rlvr" verify --help
-has "--help" "usage: rlvr verify --task TASK --patch FILE"
+expect_text "usage: rlvr verify --task TASK --patch FILE"
 check "no --patch" 2 "$rlvr" verify --task "$task"
-has "no --patch" "rlvr verify: missing --patch FILE"
+expect_text "rlvr verify: missing --patch FILE"
 check "a task file that is not there" 2 "$rlvr" verify --task "$dir/none.json" --patch "$dir/ref.diff"
-has "a task file that is not there" "$dir/none.json"
+expect_text "$dir/none.json"
 check "a patch file that is not there" 2 "$rlvr" verify --task "$task" --patch "$dir/none.diff"
-has "a patch file that is not there" "$dir/none.diff"
+expect_text "$dir/none.diff"
 check "--runs out of range" 2 "$rlvr" verify --task "$task" --patch "$dir/ref.diff" --runs 0
 
 check "the reference" 0 "$rlvr" verify --task "$task" --patch "$dir/ref.diff"
-has "the reference" "(tests, judge mode): pass"
-has "the reference" "runs: 3 in"
+expect_text "(tests, judge mode): pass"
+expect_text "runs: 3 in"
 check "a wrong patch" 1 "$rlvr" verify --task "$task" --patch "$dir/wrong.diff"
-has "a wrong patch" ": fail"
-has "a wrong patch" "reason: tests_failed (300)"
+expect_text ": fail"
+expect_text "reason: tests_failed (300)"
 check "a malformed patch" 1 "$rlvr" verify --task "$task" --patch "$dir/garbage.diff"
-has "a malformed patch" ": rejected"
-has "a malformed patch" "reason: patch_parse (100)"
+expect_text ": rejected"
+expect_text "reason: patch_parse (100)"
 check "the reference from standard input, one run, JSON" 0 sh -c "\"\$0\" verify --task \"\$1\" --patch - --runs 1 --json < \"\$2\"" "$rlvr" "$task" "$dir/ref.diff"
 $py -c 'import json, sys; v = json.load(open(sys.argv[1])); assert v["verdict"] == "pass" and v["runs"] == 1 and v["outcome"] == 1, v' "$out" \
   || { echo "FAIL: JSON verdict"; cat "$out"; fail=1; }
@@ -62,20 +52,20 @@ $py -c 'import json, sys; v = json.load(open(sys.argv[1])); assert v["verdict"] 
 printf '[reward]\noutcome = partial\n' > "$dir/partial.ini"
 printf '[reward]\noutcome = fail_to_pass\n' > "$dir/f2p.ini"
 check "a no-op, binary" 1 "$rlvr" verify --task "$task" --patch /dev/null
-has "a no-op, binary" "outcome as the reward takes it: 0.000"
+expect_text "outcome as the reward takes it: 0.000"
 check "a no-op, partial" 1 "$rlvr" verify --task "$task" --patch /dev/null --config "$dir/partial.ini"
-has "a no-op, partial" "outcome as the reward takes it: 0.667"
+expect_text "outcome as the reward takes it: 0.667"
 check "a no-op, fail_to_pass" 1 "$rlvr" verify --task "$task" --patch /dev/null --config "$dir/f2p.ini"
-has "a no-op, fail_to_pass" "outcome as the reward takes it: 0.000"
+expect_text "outcome as the reward takes it: 0.000"
 printf '[reward]\noutcome = most\n' > "$dir/bad.ini"
 check "a configuration it refuses" 2 "$rlvr" verify --task "$task" --patch /dev/null --config "$dir/bad.ini"
-has "a configuration it refuses" "outcome"
+expect_text "outcome"
 
 # arith: the answer in process
 check "arith: the reference answer" 0 "$rlvr" verify --task "$arith" --patch "$dir/answer"
-has "arith: the reference answer" "(arith): pass"
+expect_text "(arith): pass"
 check "arith: a wrong answer" 1 sh -c "echo 'answer: 99999' | \"\$0\" verify --task \"\$1\" --patch -" "$rlvr" "$arith"
-has "arith: a wrong answer" "(arith): fail"
+expect_text "(arith): fail"
 
 # nothing of the hidden tests leaves: no test name in any output above
 for f in "$dir"/ref.diff "$dir"/wrong.diff; do
