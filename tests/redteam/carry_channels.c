@@ -76,8 +76,9 @@ enum {
     CARRY_WORK_FILE,     /* an untracked file in /work */
     CARRY_DAEMON,        /* a process named after the marker that outlives its parent, found in /proc */
     CARRY_N,
-    /* a channel that does survive, for controls only: the test's memory
-     * service, a unix socket at CARRY_MEMORY_PATH outside the enclave */
+    /* a channel that does survive, for controls only: the test's carrier
+     * (tests/enclave/carrier.h), a unix socket at CARRY_MEMORY_PATH outside
+     * the enclave */
     CARRY_MEMORY = CARRY_N,
 };
 
@@ -112,7 +113,7 @@ static const struct {
     {"a file in /tmp", CARRY_FACTS},
     {"an untracked file in /work", CARRY_FACTS},
     {"a daemon process (in /proc)", 0},
-    {"the memory service outside the enclave", CARRY_FACTS},
+    {"the carrier outside the enclave", CARRY_FACTS},
 };
 
 /* The marker the tests write into channel ch (the writer of a red-team
