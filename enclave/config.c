@@ -51,7 +51,9 @@ const rlvr_config_key rlvr_sandbox_config_keys[] = {
     RLVR_KEY_STRING("sandbox", "scratch_dir", sandbox_keys, scratch_dir, "",
         "where snapshots and sandbox mount points live (empty: $TMPDIR or /tmp); absolute, without ',' or ':'"),
     RLVR_KEY_STRING("sandbox", "system_paths", sandbox_keys, system_paths, RLVR_SANDBOX_SYSTEM_PATHS,
-        "':'-separated host paths bound read-only into every sandbox (missing ones are skipped)"),
+        "':'-separated host paths bound read-only into every sandbox (missing ones are skipped); paths under "
+        "/tmp, /work, /proc, /dev and /.rlvr are refused (every sandbox mounts those itself); name no directory "
+        "that holds a host service's socket (docs/ENCLAVE.md)"),
     RLVR_KEY_END,
 };
 

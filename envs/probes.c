@@ -570,8 +570,11 @@ static int probe_hidden_run_time(probe_ctx *c) {
 #define STATE_MARKER "rlvr-probe-state"
 #define STATE_PORT 47311
 #define STATE_KEY 0x726c7672 /* "rlvr" */
-#define STATE_CHANNELS \
-    "/tmp/" STATE_MARKER ", /work/" STATE_MARKER ", TCP TIME_WAIT 127.0.0.1:47311, System V and POSIX message queues"
+#define STATE_STR(x) #x
+#define STATE_XSTR(x) STATE_STR(x)
+#define STATE_CHANNELS                                                                               \
+    "/tmp/" STATE_MARKER ", /work/" STATE_MARKER ", TCP TIME_WAIT 127.0.0.1:" STATE_XSTR(STATE_PORT) \
+    ", System V and POSIX message queues"
 
 static const char c_state_common[] =
     "/* rlvr probe: state between verifications */\n"

@@ -678,6 +678,25 @@ static void scenario(bool overlay) {
     CHECK(access(scratch, F_OK) != 0);
 }
 
+/* System paths the sandbox mounts itself are refused, naming the key. */
+static void test_system_path_refusals(void) {
+    static const char *const bad[] = {"/usr:/tmp/x", "/tmp", "/work/y", "/proc", "/dev/shm", "/.rlvr", "/"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        rlvr_sandbox_host_options o = RLVR_SANDBOX_HOST_OPTIONS_INIT;
+        o.system_paths = bad[i];
+        rlvr_sandbox_host *h = NULL;
+        CHECK_MSG(rlvr_sandbox_host_new(&h, &o) == RLVR_EINVAL && !h, "system paths %s accepted", bad[i]);
+        CHECK_MSG(strstr(rlvr_error_last(), "system_paths"), "%s: %s", bad[i], rlvr_error_last());
+        rlvr_sandbox_host_free(h);
+    }
+    /* a name that only starts like one of them is fine */
+    rlvr_sandbox_host_options o = RLVR_SANDBOX_HOST_OPTIONS_INIT;
+    o.system_paths = "/usr:/tmpfoo:/devices";
+    rlvr_sandbox_host *h = NULL;
+    CHECK_OK(rlvr_sandbox_host_new(&h, &o));
+    rlvr_sandbox_host_free(h);
+}
+
 int main(int argc, char **argv) {
     rlvr_log_init_from_env();
     bool refusal = argc > 1 && strcmp(argv[1], "--expect-refusal") == 0;
@@ -691,6 +710,7 @@ int main(int argc, char **argv) {
         return test_summary("test_sandbox --expect-refusal");
     }
     if (unprivileged) CHECK(geteuid() != 0);
+    test_system_path_refusals();
     scenario(true);
     scenario(false);
     return test_summary(unprivileged ? "test_sandbox --unprivileged" : "test_sandbox");

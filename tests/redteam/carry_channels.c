@@ -40,6 +40,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/ipc.h>
+#include <sys/mman.h>
 #include <sys/msg.h>
 #include <sys/prctl.h>
 #include <sys/sem.h>
@@ -75,6 +76,8 @@ enum {
     CARRY_TMP_FILE,      /* a file in /tmp */
     CARRY_WORK_FILE,     /* an untracked file in /work */
     CARRY_DAEMON,        /* a process named after the marker that outlives its parent, found in /proc */
+    CARRY_PAGE_CACHE,    /* the first page of CARRY_PAGE_FILE evicted (fadvise), found not cached (mincore): one
+                            bit, which no marker changes */
     CARRY_N,
     /* a channel that does survive, for controls only: the test's carrier
      * (tests/enclave/carrier.h), a unix socket at CARRY_MEMORY_PATH outside
@@ -113,6 +116,7 @@ static const struct {
     {"a file in /tmp", CARRY_FACTS},
     {"an untracked file in /work", CARRY_FACTS},
     {"a daemon process (in /proc)", 0},
+    {"a page of a pristine file out of the page cache (fadvise, mincore)", CARRY_REFUSED},
     {"the carrier outside the enclave", CARRY_FACTS},
 };
 
@@ -126,6 +130,29 @@ static const struct {
 #define CARRY_PACKET_BYTES 512
 #define CARRY_TIME_WAITS 32    /* sockets the sockstat channel leaves in TIME_WAIT */
 #define CARRY_SYSCTL_PATH "/proc/sys/net/core/somaxconn"
+/* A file of the tree that a verification never reads (a generated bugfix-c
+ * task's public tests): its pages in the page cache are the snapshot's,
+ * shared by every enclave made from it. */
+#ifndef CARRY_PAGE_FILE
+#define CARRY_PAGE_FILE "/work/tests/public.c"
+#endif
+
+/* Whether the first page of `path` is in the page cache: 1, 0, or -errno.
+ * The sandbox owns the snapshot's files, so mincore(2) answers for them.
+ * Declared with the channels: test_redteam_carry.c asks it of the snapshot
+ * from outside (inline: unused there, it warns of nothing). */
+static inline int carry_page_cached(const char *path) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -errno;
+    void *p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+    int e = errno;
+    close(fd);
+    if (p == MAP_FAILED) return -e;
+    unsigned char v = 0;
+    int rc = mincore(p, 4096, &v) == 0 ? (v & 1) : -errno;
+    munmap(p, 4096);
+    return rc;
+}
 
 #ifndef CARRY_DECLARATIONS_ONLY
 
@@ -304,6 +331,17 @@ static int carry_abstract_socket(const char *name) {
         return e;
     }
     return s;
+}
+
+/* Asks the kernel to drop `path`'s pages: 0 when its first page left the
+ * cache, -EPERM when the advice did nothing. */
+static int carry_evict(const char *path) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -errno;
+    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    close(fd);
+    int cached = carry_page_cached(path);
+    return cached == 0 ? 0 : cached < 0 ? cached : -EPERM;
 }
 
 /* 1 when a process of the run is named rc<marker>. */
@@ -592,6 +630,7 @@ static int carry_write(int channel, unsigned m) {
         carry_name(name, sizeof name, channel == CARRY_TMP_FILE ? "/tmp/" : "/work/", m);
         return carry_created(open(name, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
     case CARRY_DAEMON: return carry_daemon(m, -1);
+    case CARRY_PAGE_CACHE: return carry_evict(CARRY_PAGE_FILE);
 #ifdef CARRY_MEMORY_PATH
     case CARRY_MEMORY: return carry_memory("add", m) == 1 ? 0 : -EIO;
 #endif
@@ -645,6 +684,7 @@ static int carry_read(int channel, unsigned m) {
         carry_name(name, sizeof name, channel == CARRY_TMP_FILE ? "/tmp/" : "/work/", m);
         return access(name, F_OK) == 0;
     case CARRY_DAEMON: return carry_process(m);
+    case CARRY_PAGE_CACHE: return carry_page_cached(CARRY_PAGE_FILE) == 0;
 #ifdef CARRY_MEMORY_PATH
     case CARRY_MEMORY: return carry_memory("has", m) == 1;
 #endif

@@ -94,9 +94,10 @@ typedef struct {
     bool ready;
 } redteam_jtask;
 
-/* Generates the task (split and difficulty) under `dir`, its pieces (the
- * reference applied in a checkout under `scratch`), and its verify task
- * with small limits and 2 consensus runs; then verifies the untouched
+/* Generates the task (split and difficulty; with `loopback` it asks for
+ * "network": "loopback") under `dir`, its pieces (the reference applied in
+ * a checkout under `scratch`), and its verify task with small limits and 2
+ * consensus runs; then verifies the untouched
  * repository (it must fail with tests_failed), which makes the task's
  * pooled enclave: it stays for every case. */
 int redteam_jtask_new(redteam_jtask *jt, rlvr_sandbox_host *host, const char *dir, const char *scratch, bool loopback,

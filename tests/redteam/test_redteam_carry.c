@@ -32,9 +32,14 @@
  *   a probe that is true only when the marker is found: it must fail with
  *   tests_failed. Its control writes and reads in one run and must pass (the
  *   reader would win if the channel carried over); where the write is
- *   refused even within a run (sysctls, names, addresses, routes, flags;
- *   sockets of the inet families where the enclave refuses them), the
- *   control is that the write is refused and the reader finds nothing.
+ *   refused even within a run (sysctls, names, addresses, routes, flags,
+ *   page-cache eviction; sockets of the inet families where the enclave
+ *   refuses them), the control is that the write is refused and the reader
+ *   finds nothing. The page cache has one more control: evicted from
+ *   outside, the reader wins (page_cache_control).
+ * - The whole set twice: a task without a network, and one that asks for
+ *   loopback, whose inet channels are written within a run and must be
+ *   gone at the next verification.
  *
  * After every case the usual red-team checks hold (redteam.h). Flags, in
  * any order: --unprivileged (running as uid 65534), --copy (sandboxes copy
@@ -214,6 +219,49 @@ static void channel(carry_env *e, int ch, bool inet) {
     free(lib);
 }
 
+/* The page cache's control. A run's eviction is refused (the channel's own
+ * control shows it within one run), so the reader is shown to win by
+ * evicting the page from here, outside any sandbox, as a sandbox that let
+ * runs evict would: with overlays the enclave reads the snapshot's own
+ * pages, and the reader, verified next, must pass. Called directly, not
+ * through redteam_verify, whose look at the snapshot before a case reads
+ * every file back into the cache. With copies the enclave reads a copy
+ * made at the reset (all of it cached): nothing to show. */
+static void page_cache_control(carry_env *e) {
+    if (!rlvr_sandbox_host_overlay(e->target.host)) {
+        printf("control: the page cache (copies of the snapshot: every page of a copy is cached)\n");
+        return;
+    }
+    char host_file[PATH_MAX], code[128];
+    snprintf(host_file, sizeof host_file, "%s/%s", rlvr_verify_task_tree(e->jt->vt),
+             CARRY_PAGE_FILE + strlen("/work/"));
+    snprintf(code, sizeof code, "    return carry_read(%d, 0) == 1;\n", CARRY_PAGE_CACHE);
+    char *lib = probe_with(e, code), *patch = NULL;
+    size_t len = 0;
+    fixture_edit edit = {EDIT_WRITE, "lib.c", lib, 0, 0};
+    int rc = lib ? fixture_patch_repo(e->jt->task->repository_path, e->jt->task->base_commit, e->scratch, &edit, 1,
+                                      &patch, &len)
+                 : RLVR_ENOMEM;
+    CHECK_MSG(rc == 0, "page cache control: %s", rlvr_error_last());
+    /* written back first: a dirty page cannot be dropped */
+    int fd = open(host_file, O_RDONLY | O_CLOEXEC);
+    CHECK_MSG(fd >= 0 && fdatasync(fd) == 0 && posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0, "evicting %s",
+              host_file);
+    if (fd >= 0) close(fd);
+    CHECK_MSG(carry_page_cached(host_file) == 0, "the control: %s stays cached on this file system", host_file);
+    rlvr_enclave_verdict v = {.verdict = RLVR_VERDICT_NONE};
+    if (rc == 0) CHECK_OK(rlvr_verify_patch(e->jt->vt, patch, len, false, e->seed++, &v));
+    rlvr_verify_task_settle(e->jt->vt); /* as redteam_verify leaves it: the last run's supervisor reaped */
+    CHECK_MSG(v.verdict == RLVR_VERDICT_PASS, "the page cache's control: the reader did not win (%s/%s)",
+              rlvr_verdict_name(v.verdict), rlvr_reason_name(v.reason));
+    printf("control: the page cache, evicted from outside: the reader %s\n", rlvr_verdict_name(v.verdict));
+    char *back = NULL; /* the page cached again, as the snapshot's pages are */
+    CHECK_OK(rlvr_fs_read_file(host_file, &back, NULL));
+    free(back);
+    free(patch);
+    free(lib);
+}
+
 /* ---- main -------------------------------------------------------------------------------------- */
 
 /* carry_channels.c: $RLVR_SOURCE_DIR/tests/redteam, or beside this file. */
@@ -244,6 +292,7 @@ static void attack(rlvr_sandbox_host *host, const redteam_dirs *dirs, const char
     CHECK_MSG(inet == loopback, "inet sockets %s in a task with network %s", inet ? "allowed" : "refused",
               loopback ? "loopback" : "none");
     for (int ch = 0; ch < CARRY_N; ch++) channel(&e, ch, inet);
+    page_cache_control(&e);
     learner(&e);
     if (memory) learner_control(&e, memory);
     redteam_jtask_free(&jt);
