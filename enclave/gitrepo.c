@@ -81,6 +81,7 @@ int rlvr_git_init_commit_all(const char *dir, const char *message, char commit_h
     git_signature *sig = NULL;
     git_tree *tree = NULL;
     git_oid tree_id, commit_id;
+    RLVR_TRY(rlvr_git_init());
     RLVR_GIT_CHECK(git_repository_init(&repo, dir, 0));
     int rc = git_repository_index(&index, repo);
     if (rc == 0) rc = git_index_add_all(index, NULL, 0, NULL, NULL);

@@ -25,6 +25,8 @@ const char *rlvr_reason_name(int reason) {
     case RLVR_REASON_RESULTS_INVALID: return "results_invalid";
     case RLVR_REASON_EXIT_STATUS: return "exit_status";
     case RLVR_REASON_BUILD_FAILED: return "build_failed";
+    case RLVR_REASON_RESULTS_UNSAFE: return "results_unsafe";
+    case RLVR_REASON_RESULTS_TOO_LARGE: return "results_too_large";
     case RLVR_REASON_CONSENSUS_MIXED: return "consensus_mixed";
     case RLVR_REASON_TIMEOUT: return "timeout";
     case RLVR_REASON_CPU_LIMIT: return "cpu_limit";

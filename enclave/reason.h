@@ -41,6 +41,8 @@ typedef enum {
     RLVR_REASON_RESULTS_INVALID = 304,  /* malformed TAP, duplicate or out-of-range numbers, bail out */
     RLVR_REASON_EXIT_STATUS = 305,      /* the test command was killed, or failed while its results claim a pass */
     RLVR_REASON_BUILD_FAILED = 306,     /* the build of the code under test failed: nothing was tested */
+    RLVR_REASON_RESULTS_UNSAFE = 307,   /* a JUnit results file with a DTD, an entity or an external reference */
+    RLVR_REASON_RESULTS_TOO_LARGE = 308,/* a JUnit results file beyond its size, depth, count or name limits */
     RLVR_REASON_CONSENSUS_MIXED = 310,  /* passed once, failed a consensus re-run: flaky, excluded */
 
     /* limits (verdict TIMEOUT for wall and CPU time, FAIL otherwise) */

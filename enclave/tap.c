@@ -172,7 +172,7 @@ static void no_credit(rlvr_tap_judgement *out) {
 void rlvr_tap_judge(const rlvr_tap_report *r, const rlvr_tap_expect *x, rlvr_tap_judgement *out) {
     memset(out, 0, sizeof *out);
     if (r->malformed || r->bail_out) {
-        out->reason = RLVR_REASON_RESULTS_INVALID;
+        out->reason = r->malformed && r->invalid_reason ? r->invalid_reason : RLVR_REASON_RESULTS_INVALID;
         return;
     }
     if (r->n_tests == 0) {

@@ -36,6 +36,8 @@ typedef struct {
     int planned;          /* N of "1..N"; -1 when there was no plan */
     bool bail_out;
     bool malformed;       /* a line that is not TAP, two plans, a number out of range or repeated */
+    int invalid_reason;   /* with malformed, why (enclave/reason.h) when it is not RESULTS_INVALID: a
+                             JUnit file refused as unsafe or too large (enclave/junit.h); 0 otherwise */
     rlvr_tap_test *tests;
     int n_tests;
 } rlvr_tap_report;
@@ -64,7 +66,7 @@ typedef struct {
 } rlvr_tap_judgement;
 
 /* Judges a parsed stream (enclave/reason.h codes):
- * malformed or bail out → RESULTS_INVALID; no results → NO_RESULTS; no plan,
+ * malformed or bail out → RESULTS_INVALID (or the report's invalid_reason); no results → NO_RESULTS; no plan,
  * fewer or more results than planned, or a required test missing →
  * INCOMPLETE; a required test failed → TESTS_FAILED; skipped or TODO →
  * TEST_SKIPPED; everything passed but the command failed (exit status not

@@ -7,6 +7,7 @@
 #include "enclave/fsutil.h"
 #include "enclave/gitrepo.h"
 #include "enclave/judge.h"
+#include "enclave/junit.h"
 #include "enclave/reason.h"
 
 #include <ctype.h>
@@ -39,6 +40,7 @@ struct rlvr_verify_task {
     int consensus;
     bool fresh;
     rlvr_sandbox_network network;
+    char *results_junit; /* the JUnit file's path in /work, or NULL: TAP on the results descriptor */
     rlvr_diffgate_rules rules;
     rlvr_sandbox *enclave; /* pooled: restored (rlvr_sandbox_reset) before every run but the first */
     bool used;
@@ -152,6 +154,10 @@ static int check_mode(const rlvr_verify_spec *spec) {
     if (spec->build_command && !judged)
         return RLVR_FAIL(RLVR_EINVAL, "verification spec: build_command needs judge mode (in command mode the test "
                          "command builds)");
+    int shape = spec->results_junit ? rlvr_diffgate_check_path(spec->results_junit, NULL) : RLVR_REASON_NONE;
+    if (shape == RLVR_REASON_PATH_OUTSIDE || shape == RLVR_REASON_GIT_PATH || (spec->results_junit && !spec->results_junit[0]))
+        return RLVR_FAIL(RLVR_EINVAL, "verification spec: results_junit \"%s\" must be a plain path inside the tree",
+                         spec->results_junit);
     return 0;
 }
 
@@ -186,6 +192,8 @@ int rlvr_verify_task_new(rlvr_verify_task **out, rlvr_sandbox_host *host, const 
     if (rc == 0 && judged) rc = list_extend(&t->judge_argv, spec->judge_argv);
     if (rc == 0 && spec->build_command && !(t->build_command = strdup(spec->build_command)))
         rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    if (rc == 0 && spec->results_junit && !(t->results_junit = strdup(spec->results_junit)))
+        rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
     if (rc == 0 && spec->editable_globs) rc = list_extend(&t->editable, spec->editable_globs);
     if (rc == 0 && spec->editable_globs && !t->editable) rc = list_extend(&t->editable, NULL);
     if (rc == 0 && (spec->fail_to_pass || spec->pass_to_pass)) {
@@ -202,6 +210,11 @@ int rlvr_verify_task_new(rlvr_verify_task **out, rlvr_sandbox_host *host, const 
             snprintf(g, sizeof g, "/%s", *p);
             rc = list_push(&t->protected, g);
         }
+    }
+    if (rc == 0 && spec->results_junit) { /* no patch may plant a results file */
+        char g[PATH_MAX];
+        snprintf(g, sizeof g, "/%s", spec->results_junit);
+        rc = list_push(&t->protected, g);
     }
     /* in judge mode the enclave never holds the hidden files: they are
      * protected paths (a patch may not create them) but nothing to mount
@@ -260,6 +273,7 @@ void rlvr_verify_task_free(rlvr_verify_task *t) {
     list_free(t->editable);
     list_free(t->readonly);
     free(t->test_command);
+    free(t->results_junit);
     list_free(t->required);
     list_free(t->pass_to_pass);
     list_free(t->order);
@@ -313,8 +327,12 @@ int rlvr_reason_for_limit(rlvr_sandbox_limit limit) {
 
 enum { APPLY_OK = 0, APPLY_REFUSED = 10, APPLY_BROKEN = 11 };
 
-/* apply_fn's argument, copied into the run: the patch's length, then the patch */
+/* apply_fn's argument, copied into the run: the results file to remove
+ * before the tests ("" for none), whether the patch is already applied (by
+ * the build's run), the patch's length, then the patch */
 typedef struct {
+    char results[PATH_MAX];
+    bool applied;
     size_t len;
     char patch[];
 } apply_arg;
@@ -325,7 +343,7 @@ typedef struct {
 /* Inside the enclave: apply onto /work. */
 static int apply_fn(void *p) {
     const apply_arg *a = p;
-    if (a->len == 0) return APPLY_OK;
+    if (a->len == 0 || a->applied) return APPLY_OK;
     /* the run is forked from the spawner, which may predate the runtime's
      * own libgit2 start */
     git_libgit2_init();
@@ -352,6 +370,15 @@ static int apply_fn(void *p) {
     unlink(APPLY_SCRATCH_INDEX);
     git_diff_free(diff);
     git_repository_free(repo);
+    return rc;
+}
+
+/* Inside the enclave, before the tests: the patch (unless the build's run
+ * applied it), then no results file but the one the tests will write. */
+static int tests_prepare_fn(void *p) {
+    const apply_arg *a = p;
+    int rc = apply_fn(p);
+    if (rc == APPLY_OK && a->results[0] && rlvr_junit_remove_in_sandbox(a->results) < 0) rc = APPLY_BROKEN;
     return rc;
 }
 
@@ -455,13 +482,25 @@ static int run_build(rlvr_verify_task *t, const rlvr_sandbox_cmd *apply, rlvr_ve
     return over;
 }
 
+/* The JUnit file the run left: the task's test names give pytest's node
+ * ids back. */
+static int read_junit(rlvr_verify_task *t, rlvr_tap_report *out) {
+    char **known = NULL;
+    int rc = list_extend(&known, (const char *const *)t->required);
+    if (rc == 0) rc = list_extend(&known, (const char *const *)t->quarantined);
+    if (rc == 0 && !known) rc = list_extend(&known, NULL);
+    if (rc == 0) rc = rlvr_junit_read(t->enclave, t->results_junit, (const char *const *)known, NULL, out);
+    list_free(known);
+    return rc;
+}
+
 /* The hidden tests (the judge, or the test command) and their judgement. */
 static int run_tests(rlvr_verify_task *t, const rlvr_sandbox_cmd *cmd, rlvr_verify_run *out) {
     rlvr_sandbox_result res;
     RLVR_TRY(rlvr_sandbox_exec(t->enclave, cmd, &res));
     if (!apply_outcome(res.prepare_status, out)) {
         out->limit = res.limit;
-        int rc = rlvr_tap_parse(res.results, res.results_len, &out->tap);
+        int rc = t->results_junit ? read_junit(t, &out->tap) : rlvr_tap_parse(res.results, res.results_len, &out->tap);
         if (rc < 0) {
             rlvr_sandbox_result_free(&res);
             return rc;
@@ -489,12 +528,13 @@ int rlvr_verify_run_once(rlvr_verify_task *t, const char *patch, size_t len, uin
     char seed_env[48];
     snprintf(seed_env, sizeof seed_env, "RLVR_TEST_SEED=%u", out->test_seed);
     char *order = order_env(t, seed, run_index);
-    apply_arg *arg = malloc(sizeof *arg + len);
+    apply_arg *arg = calloc(1, sizeof *arg + len);
     if (!order || !arg) {
         free(order);
         free(arg);
         return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
     }
+    if (t->results_junit) snprintf(arg->results, sizeof arg->results, "%s", t->results_junit);
     arg->len = len;
     if (len) memcpy(arg->patch, patch, len);
     const char *env[] = {seed_env, order, NULL};
@@ -506,15 +546,16 @@ int rlvr_verify_run_once(rlvr_verify_task *t, const char *patch, size_t len, uin
     rlvr_sandbox_cmd tests = {.version = RLVR_SANDBOX_CMD_VERSION,
                               .argv = t->judge ? (const char *const *)t->judge_argv : sh_argv, .env = env,
                               .results_fd = true, .judge = t->judge != NULL};
-    if (!t->build_command) {
-        tests.prepare = apply.prepare;
-        tests.prepare_arg = apply.prepare_arg;
-        tests.prepare_arg_len = apply.prepare_arg_len;
+    if (!t->build_command || t->results_junit) {
+        tests.prepare = tests_prepare_fn;
+        tests.prepare_arg = arg;
+        tests.prepare_arg_len = sizeof *arg + len;
     }
     int rc = enclave_ready(t);
     int over = 0;
     if (rc == 0 && t->build_command) over = rc = run_build(t, &apply, out);
     if (rc > 0) rc = 0;
+    arg->applied = t->build_command != NULL; /* the run copies its argument when it starts */
     if (rc == 0 && !over) rc = run_tests(t, &tests, out);
     if (rc < 0) { /* whatever went wrong, the next run starts from a new enclave */
         rlvr_sandbox_free(t->enclave);

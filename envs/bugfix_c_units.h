@@ -1,5 +1,6 @@
-/* envs/bugfix_c_units.h — the code the "bugfix-c" family builds libraries
- * from (internal to envs/).
+/* envs/bugfix_c_units.h — the code the bugfix families build libraries
+ * from (internal to envs/): C units for "bugfix-c", the same units in
+ * Python for "bugfix-py".
  *
  * A unit is one or two C functions. Its lines may hold constants drawn per
  * repository ({K0}, {K1}, {K0+1}, {K1-1}: a constant plus or minus one
@@ -68,6 +69,10 @@ typedef struct {
 
 extern const bc_unit bc_units[];
 extern const int bc_n_units;
+/* The bugfix-py catalog: the same functions (and evaluators) in Python;
+ * `proto` is NULL, `open_line` is the `def` line. */
+extern const bc_unit bp_units[];
+extern const int bp_n_units;
 extern const char *const bc_bug_names[BUG_COUNT];
 
 int bc_unit_n_funcs(const bc_unit *u);

@@ -18,7 +18,7 @@ typedef struct {
 const rlvr_config_key rlvr_tasks_config_keys[] = {
     RLVR_KEY_STRING("tasks", "pool", tasks_keys, c.pool, "",
         "task pool: a directory of *.json specs or a .jsonl file (docs/TASKS.md); empty = the built-in `family`"),
-    RLVR_KEY_ENUM_NAME("tasks", "family", tasks_keys, c.family, "bugfix-c", "bugfix-c|arith",
+    RLVR_KEY_ENUM_NAME("tasks", "family", tasks_keys, c.family, "bugfix-c", "bugfix-c|bugfix-py|arith",
         "built-in family generated when `pool` is empty"),
     RLVR_KEY_I64("tasks", "train_count", tasks_keys, c.train_count, "256", 1, 1000000, "built-in pool: train tasks"),
     RLVR_KEY_I64("tasks", "eval_count", tasks_keys, c.eval_count, "64", 0, 1000000,

@@ -14,9 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-const char *const rlvr_task_families[] = {"bugfix-c", "arith", NULL};
+const char *const rlvr_task_families[] = {"bugfix-c", "bugfix-py", "arith", NULL};
 
-enum { FAMILY_BUGFIX_C = 1, FAMILY_ARITH = 2 };
+enum { FAMILY_BUGFIX_C = 1, FAMILY_ARITH = 2, FAMILY_BUGFIX_PY = 3 };
 
 /* ---- text ---------------------------------------------------------------- */
 
@@ -105,6 +105,7 @@ int gen_list(rlvr_str_list *out, const char *const *items, size_t n) {
 static int family_code(const char *family) {
     if (!family) return 0;
     if (strcmp(family, "bugfix-c") == 0) return FAMILY_BUGFIX_C;
+    if (strcmp(family, "bugfix-py") == 0) return FAMILY_BUGFIX_PY;
     if (strcmp(family, "arith") == 0) return FAMILY_ARITH;
     return 0;
 }
@@ -113,7 +114,17 @@ const char *gen_compiler(const rlvr_task_gen_options *opts) {
     return opts->compiler && opts->compiler[0] ? opts->compiler : "cc";
 }
 
-/* The bugfix-c compiler: a bare command name (it is written into every
+/* bugfix-py's judge execs this Python by path: a pool made where it is
+ * missing could never be judged. */
+#define BUGFIX_PY_PYTHON "/usr/bin/python3"
+
+static int check_python(void) {
+    if (access(BUGFIX_PY_PYTHON, X_OK) == 0) return 0;
+    return rlvr_error_set(RLVR_ENOTFOUND, "bugfix-py runs its tests with %s, which is missing: install it (Debian: "
+                          "apt-get install python3)", BUGFIX_PY_PYTHON);
+}
+
+/* The bugfix compiler (of bugfix-c's Makefiles and of both families' judges): a bare command name (it is written into every
  * Makefile) that the enclave, which runs with PATH=/usr/local/bin:/usr/bin:/bin,
  * can find; a missing one would make every task of the pool fail to build. */
 static int check_compiler(const char *compiler) {
@@ -122,7 +133,7 @@ static int check_compiler(const char *compiler) {
     if (n > 64 || strspn(compiler, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-") != n ||
         compiler[0] == '-' || compiler[0] == '.')
         return rlvr_error_set(RLVR_EINVAL,
-                              "bugfix-c compiler \"%s\": give a command name (letters, digits, . _ + -), e.g. cc or tcc",
+                              "bugfix compiler \"%s\": give a command name (letters, digits, . _ + -), e.g. cc or tcc",
                               compiler);
     static const char *const dirs[] = {"/usr/local/bin", "/usr/bin", "/bin"};
     for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
@@ -131,7 +142,7 @@ static int check_compiler(const char *compiler) {
         if (access(path, X_OK) == 0) return 0;
     }
     return rlvr_error_set(RLVR_ENOTFOUND,
-                          "bugfix-c compiler \"%s\" is not in /usr/local/bin, /usr/bin or /bin: install it (Debian: "
+                          "bugfix compiler \"%s\" is not in /usr/local/bin, /usr/bin or /bin: install it (Debian: "
                           "apt-get install %s) or use cc",
                           compiler, compiler);
 }
@@ -145,7 +156,7 @@ static int check_options(const rlvr_task_gen_options *opts) {
         for (const char *const *f = rlvr_task_families; *f; f++)
             if (opts->family && rlvr_edit_distance(opts->family, *f) < rlvr_edit_distance(opts->family, best))
                 best = *f;
-        return rlvr_error_set(RLVR_EINVAL, "unknown task family \"%s\" (families: bugfix-c, arith); did you mean \"%s\"?",
+        return rlvr_error_set(RLVR_EINVAL, "unknown task family \"%s\" (families: bugfix-c, bugfix-py, arith); did you mean \"%s\"?",
                               opts->family ? opts->family : "", best);
     }
     if ((unsigned)opts->split >= RLVR_SPLIT_COUNT)
@@ -156,16 +167,18 @@ static int check_options(const rlvr_task_gen_options *opts) {
         return rlvr_error_set(RLVR_EINVAL, "task generation: count %lld, must be 1..1000000", (long long)opts->count);
     if (opts->first < 0 || opts->first + opts->count > UINT32_MAX)
         return rlvr_error_set(RLVR_EINVAL, "task generation: first index %lld out of range", (long long)opts->first);
-    if (family_code(opts->family) == FAMILY_BUGFIX_C) RLVR_TRY(check_compiler(opts->compiler));
+    if (family_code(opts->family) != FAMILY_ARITH) RLVR_TRY(check_compiler(opts->compiler));
+    if (family_code(opts->family) == FAMILY_BUGFIX_PY) RLVR_TRY(check_python());
     return 0;
 }
 
 int rlvr_task_gen_templates(const char *family, rlvr_split split, const char **names, int cap) {
     switch (family_code(family)) {
     case FAMILY_BUGFIX_C: return gen_bugfix_c_templates(split, names, cap);
+    case FAMILY_BUGFIX_PY: return gen_bugfix_py_templates(split, names, cap);
     case FAMILY_ARITH: return gen_arith_templates(split, names, cap);
     }
-    return rlvr_error_set(RLVR_ENOTFOUND, "unknown task family \"%s\" (families: bugfix-c, arith)", family);
+    return rlvr_error_set(RLVR_ENOTFOUND, "unknown task family \"%s\" (families: bugfix-c, bugfix-py, arith)", family);
 }
 
 int rlvr_task_gen_one(rlvr_task **out, const rlvr_task_gen_options *opts, int64_t index, const char *out_dir) {
@@ -174,6 +187,7 @@ int rlvr_task_gen_one(rlvr_task **out, const rlvr_task_gen_options *opts, int64_
     if (index < 0 || index > UINT32_MAX)
         return rlvr_error_set(RLVR_EINVAL, "task generation: index %lld out of range", (long long)index);
     if (family_code(opts->family) == FAMILY_ARITH) return gen_arith_task(out, opts, index);
+    if (family_code(opts->family) == FAMILY_BUGFIX_PY) return gen_bugfix_py_task(out, opts, index, out_dir);
     return gen_bugfix_c_task(out, opts, index, out_dir);
 }
 

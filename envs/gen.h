@@ -9,6 +9,10 @@
  *   hidden tests (TAP) cover FAIL_TO_PASS and PASS_TO_PASS; a reference
  *   patch and at least two wrong patches. Every repository is its own split
  *   key.
+ * - "bugfix-py" (multi-turn, verifier "tests"): the same draw written in
+ *   Python (lib.py), judged by the same C judge through tests/runner.py
+ *   under an isolated Python (-I -S -B); envs/gen_bugfix_py.c says how
+ *   Python's own lookups are kept out.
  * - "arith" (single-turn, verifier "arith"): arithmetic and countdown
  *   problems scored in process (envs/arith.h).
  *
@@ -33,7 +37,7 @@
 
 typedef struct {
     unsigned version; /* RLVR_TASK_GEN_OPTIONS_VERSION */
-    const char *family; /* "bugfix-c" | "arith" */
+    const char *family; /* "bugfix-c" | "bugfix-py" | "arith" */
     int64_t count;      /* tasks to write, ≥ 1 */
     int64_t first;      /* index of the first task (ids and draws), ≥ 0 */
     uint64_t seed;

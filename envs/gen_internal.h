@@ -22,7 +22,7 @@ void gen_stream(rlvr_rng_stream *s, const rlvr_task_gen_options *opts, uint32_t 
  * regression, so separately generated splits never share content. */
 bool gen_bucket_allows(const char *signature, rlvr_split split);
 
-/* The bugfix-c compiler of these options ("cc" when none is set). */
+/* The bugfix compiler of these options ("cc" when none is set). */
 const char *gen_compiler(const rlvr_task_gen_options *opts);
 
 /* mkdir -p */
@@ -53,7 +53,9 @@ int gen_apply_patch(const char *dir, const char *patch);
 /* Families. */
 int gen_arith_task(rlvr_task **out, const rlvr_task_gen_options *opts, int64_t index);
 int gen_bugfix_c_task(rlvr_task **out, const rlvr_task_gen_options *opts, int64_t index, const char *out_dir);
+int gen_bugfix_py_task(rlvr_task **out, const rlvr_task_gen_options *opts, int64_t index, const char *out_dir);
 int gen_arith_templates(rlvr_split split, const char **names, int cap);
 int gen_bugfix_c_templates(rlvr_split split, const char **names, int cap);
+int gen_bugfix_py_templates(rlvr_split split, const char **names, int cap);
 
 #endif

@@ -988,7 +988,8 @@ int rlvr_harness_verify_spec(rlvr_verify_spec *spec, rlvr_harness_verify_views *
                                .consensus_runs = consensus_runs, .editable_globs = v->editable,
                                .judge_build = t->judge_build, .judge_argv = t->judge_build ? v->judge_argv : NULL,
                                .build_command = t->hidden_build_command,
-                               .network = t->network ? RLVR_SANDBOX_NET_LOOPBACK : RLVR_SANDBOX_NET_NONE};
+                               .network = t->network ? RLVR_SANDBOX_NET_LOOPBACK : RLVR_SANDBOX_NET_NONE,
+                               .results_junit = t->hidden_results_junit};
     return 0;
 }
 

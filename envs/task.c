@@ -3,6 +3,8 @@
 
 #include "core/config.h"
 #include "core/error.h"
+#include "enclave/diffgate.h"
+#include "enclave/reason.h"
 #include "envs/tools.h"
 
 #include <errno.h>
@@ -70,7 +72,7 @@ void rlvr_task_free(rlvr_task *t) {
     char **strings[] = {&t->source, &t->base_dir, &t->id, &t->family, &t->template_name, &t->split_key, &t->prompt,
                         &t->repository, &t->repository_path, &t->base_commit, &t->public_test_command,
                         &t->hidden_root, &t->hidden_root_path, &t->hidden_test_command, &t->judge_build,
-                        &t->hidden_build_command, &t->reference_patch,
+                        &t->hidden_build_command, &t->hidden_results_junit, &t->reference_patch,
                         &t->reference_answer, &t->metadata_json};
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++) free(*strings[i]);
     rlvr_str_list *lists[] = {&t->public_test_files, &t->hidden_test_files, &t->fail_to_pass, &t->pass_to_pass,
@@ -353,13 +355,44 @@ static int read_judge(const reader *r, json_t *hid) {
     return 0;
 }
 
+/* hidden_tests.results: {"format": "tap"} (the default: TAP on the results
+ * descriptor) or {"format": "junit", "path": P} (a JUnit XML file at P in
+ * the tree, read once the tests are over). */
+static int read_results(const reader *r, json_t *hid) {
+    json_t *res = json_object_get(hid, "results");
+    if (!res) return 0;
+    if (!json_is_object(res))
+        return field_error(r, "hidden_tests.results", "must be an object, not %s", json_kind(res));
+    static const char *const keys[] = {"format", "path", NULL};
+    RLVR_TRY(check_keys(r, res, "hidden_tests.results.", keys));
+    char *format = NULL, *path = NULL;
+    int rc = get_string(r, res, "hidden_tests.results.", "format", true, true, &format);
+    if (rc == 0) rc = get_string(r, res, "hidden_tests.results.", "path", false, true, &path);
+    bool junit = format && strcmp(format, "junit") == 0;
+    if (rc == 0 && !junit && strcmp(format, "tap") != 0)
+        rc = field_error(r, "hidden_tests.results.format", "is \"%s\"; use \"tap\" or \"junit\"", format);
+    else if (rc == 0 && junit && !path)
+        rc = field_error(r, "hidden_tests.results.path", "missing: a JUnit file's path in the tree (\"report.xml\")");
+    else if (rc == 0 && !junit && path)
+        rc = field_error(r, "hidden_tests.results.path", "is for \"junit\" (TAP comes on the results descriptor)");
+    else if (rc == 0 && junit && rlvr_diffgate_check_path(path, NULL) != RLVR_REASON_NONE)
+        rc = field_error(r, "hidden_tests.results.path",
+                         "\"%s\" must be a plain relative path in the tree (no \"..\", no .git, not a hook or "
+                         "environment file)", path);
+    free(format);
+    if (rc == 0 && junit) r->task->hidden_results_junit = path;
+    else free(path);
+    return rc;
+}
+
 static int read_hidden_tests(const reader *r, json_t *root) {
     rlvr_task *t = r->task;
     json_t *hid = json_object_get(root, "hidden_tests");
     if (!hid) return field_error(r, "hidden_tests", "missing");
     if (!json_is_object(hid)) return field_error(r, "hidden_tests", "must be an object, not %s", json_kind(hid));
-    static const char *const keys[] = {"root", "files", "command", "build", "judge", NULL};
+    static const char *const keys[] = {"root", "files", "command", "build", "judge", "results", NULL};
     RLVR_TRY(check_keys(r, hid, "hidden_tests.", keys));
+    RLVR_TRY(read_results(r, hid));
     RLVR_TRY(get_string(r, hid, "hidden_tests.", "root", true, true, &t->hidden_root));
     RLVR_TRY(get_list(r, hid, "hidden_tests.", "files", true, true, false, &t->hidden_test_files));
     RLVR_TRY(read_judge(r, hid));
@@ -368,6 +401,9 @@ static int read_hidden_tests(const reader *r, json_t *root) {
         return field_error(r, "hidden_tests.command",
                            "is for tasks without a judge (hidden_tests.judge runs the tests; hidden_tests.build builds "
                            "the code under test)");
+    if (t->judge_build && t->hidden_results_junit)
+        return field_error(r, "hidden_tests.results",
+                           "\"junit\" is for command mode (a judge writes TAP to its results descriptor)");
     RLVR_TRY(get_string(r, hid, "hidden_tests.", "build", false, true, &t->hidden_build_command));
     if (t->hidden_build_command && !t->judge_build)
         return field_error(r, "hidden_tests.build", "needs hidden_tests.judge (without one, the command builds)");
@@ -706,6 +742,12 @@ static int tests_json(const rlvr_task *t, json_t *o) {
         RLVR_TRY(set_new(hid, "command", json_string(t->hidden_test_command)));
     }
     if (t->hidden_build_command) RLVR_TRY(set_new(hid, "build", json_string(t->hidden_build_command)));
+    if (t->hidden_results_junit) {
+        json_t *res = json_object();
+        RLVR_TRY(set_new(hid, "results", res));
+        RLVR_TRY(set_new(res, "format", json_string("junit")));
+        RLVR_TRY(set_new(res, "path", json_string(t->hidden_results_junit)));
+    }
     RLVR_TRY(set_new(o, "FAIL_TO_PASS", list_json(&t->fail_to_pass)));
     RLVR_TRY(set_new(o, "PASS_TO_PASS", list_json(&t->pass_to_pass)));
     RLVR_TRY(set_new(o, "reference_patch", json_string(t->reference_patch)));

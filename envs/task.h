@@ -87,6 +87,8 @@ typedef struct {
     char *judge_build;         /* judge mode: builds the judge from the hidden files (enclave/judge.h) */
     rlvr_str_list judge_run;   /* judge mode: the program the judge build left, then its arguments */
     char *hidden_build_command;/* judge mode, optional: builds the code under test in the enclave */
+    char *hidden_results_junit;/* "results": {"format": "junit", "path": P}: the hidden tests' results are
+                                  the JUnit XML file P in the tree (enclave/junit.h); NULL: TAP */
     rlvr_str_list fail_to_pass, pass_to_pass;
     char *reference_patch;
     rlvr_str_list wrong_patches;

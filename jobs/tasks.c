@@ -30,7 +30,7 @@ static void usage(FILE *out) {
             "       rlvr tasks check POOL [--json] [--runs N] [--seed S] [--jobs J] [--wall-s T]\n"
             "                        [--manifest PATH] [--config RUN.ini]\n"
             "\n"
-            "families: bugfix-c (multi-turn C bug fixing), arith (single-turn arithmetic)\n"
+            "families: bugfix-c (multi-turn C bug fixing), bugfix-py (the same in Python), arith (single-turn arithmetic)\n"
             "A pool is a directory of *.json task specs or a .jsonl file (docs/TASKS.md).\n"
             "check: the untouched repository must fail, the reference pass (with consensus), every\n"
             "wrong patch fail; the reference runs N more times in shuffled orders (quarantine,\n"

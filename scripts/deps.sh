@@ -9,11 +9,11 @@ packages=(
   libopenblas-dev libopenblas-openmp-dev libinih-dev libjansson-dev librandom123-dev
   libopenmpi-dev openmpi-bin libpmix-dev
   libhdf5-openmpi-dev hdf5-tools libdeflate-dev libisal-dev
-  libgit2-dev libseccomp-dev tcc libpcre2-dev libutf8proc-dev
+  libgit2-dev libseccomp-dev libexpat1-dev tcc libpcre2-dev libutf8proc-dev
   util-linux iproute2 unzip xxd
   slurm-wlm munge
   chromium
-  python3-torch python3-h5py python3-numpy python3-venv
+  python3-torch python3-h5py python3-numpy python3-venv python3-pytest
 )
 
 missing=()

@@ -221,6 +221,14 @@ SET(editable_empty, "editable_paths", json_array())
 SET(editable_not_list, "editable_paths", json_string("*.c"))
 SET(network_bad, "network", json_string("internet"))
 SET(network_not_string, "network", json_true())
+SUBSET(results_not_object, "hidden_tests", "results", json_string("junit"))
+SUBSET(results_format_bad, "hidden_tests", "results", json_pack("{s:s}", "format", "xunit"))
+SUBSET(results_junit_no_path, "hidden_tests", "results", json_pack("{s:s}", "format", "junit"))
+SUBSET(results_tap_path, "hidden_tests", "results", json_pack("{s:s, s:s}", "format", "tap", "path", "r.xml"))
+SUBSET(results_path_escape, "hidden_tests", "results", json_pack("{s:s, s:s}", "format", "junit", "path", "../r.xml"))
+SUBSET(results_path_hook, "hidden_tests", "results",
+       json_pack("{s:s, s:s}", "format", "junit", "path", "conftest.py"))
+SUBSET(results_unknown, "hidden_tests", "results", json_pack("{s:s, s:s}", "format", "junit", "pth", "r.xml"))
 
 /* judge mode: no hidden_tests.command */
 static void judge_with_path(json_t *r) {
@@ -239,6 +247,12 @@ static void judge_unknown_key(json_t *r) {
     json_object_set_new(h, "judge", json_pack("{s:s, s:[s], s:s}", "build", "cc", "run", "j", "bulid", "x"));
 }
 SUBSET(policy_over_context, "budgets", "policy_tokens", json_integer(5000))
+static void judge_with_junit(json_t *r) {
+    json_t *h = json_object_get(r, "hidden_tests");
+    json_object_del(h, "command");
+    json_object_set_new(h, "judge", json_pack("{s:s, s:[s]}", "build", "cc -o j t.c", "run", "j"));
+    json_object_set_new(h, "results", json_pack("{s:s, s:s}", "format", "junit", "path", "r.xml"));
+}
 
 static void test_malformed_tests_spec(void) {
     const char *b = good_tests_spec;
@@ -304,6 +318,52 @@ static void test_malformed_tests_spec(void) {
     expect_refusal(b, "editable type", editable_not_list, "field \"editable_paths\"", "array of strings");
     expect_refusal(b, "network value", network_bad, "field \"network\" is \"internet\"", "\"loopback\"");
     expect_refusal(b, "network type", network_not_string, "field \"network\"", NULL);
+    expect_refusal(b, "results type", results_not_object, "field \"hidden_tests.results\" must be an object", NULL);
+    expect_refusal(b, "results format", results_format_bad, "field \"hidden_tests.results.format\" is \"xunit\"",
+                   "\"junit\"");
+    expect_refusal(b, "junit path", results_junit_no_path, "field \"hidden_tests.results.path\" missing", NULL);
+    expect_refusal(b, "tap path", results_tap_path, "field \"hidden_tests.results.path\"", "is for \"junit\"");
+    expect_refusal(b, "results escape", results_path_escape, "field \"hidden_tests.results.path\"", "relative");
+    expect_refusal(b, "results hook", results_path_hook, "field \"hidden_tests.results.path\"", "hook");
+    expect_refusal(b, "results key", results_unknown, "field \"hidden_tests.results.pth\"", "did you mean");
+    expect_refusal(b, "junit in judge mode", judge_with_junit, "field \"hidden_tests.results\"", "command mode");
+}
+
+/* Parses a spec built from `root` (consumed), checks that it is written
+ * back as it reads (parse, write, parse, write: the same text), and returns
+ * the task with its first JSON (*json), or NULL. */
+static rlvr_task *round_trip(json_t *root, const char *name, char **json) {
+    *json = NULL;
+    char *text = json_dumps(root, 0);
+    json_decref(root);
+    rlvr_task *t = NULL, *u = NULL;
+    CHECK_OK(rlvr_task_parse(&t, text, strlen(text), name, dir));
+    free(text);
+    if (!t) return NULL;
+    char *a = NULL, *b = NULL;
+    CHECK_OK(rlvr_task_to_json(t, 0, &a));
+    if (a) CHECK_OK(rlvr_task_parse(&u, a, strlen(a), "again", dir));
+    if (u) CHECK_OK(rlvr_task_to_json(u, 0, &b));
+    CHECK(a && b && strcmp(a, b) == 0);
+    free(b);
+    rlvr_task_free(u);
+    *json = a;
+    return t;
+}
+
+/* Command mode with JUnit results: loaded and written back as given. */
+static void test_junit_results(void) {
+    json_error_t jerr;
+    json_t *root = json_loads(good_tests_spec, 0, &jerr);
+    json_object_set_new(json_object_get(root, "hidden_tests"), "results",
+                        json_pack("{s:s, s:s}", "format", "junit", "path", "build/report.xml"));
+    char *a = NULL;
+    rlvr_task *t = round_trip(root, "junit.json", &a);
+    if (!t) return;
+    CHECK(t->hidden_results_junit && strcmp(t->hidden_results_junit, "build/report.xml") == 0);
+    CHECK(a && strstr(a, "\"results\":{\"format\":\"junit\",\"path\":\"build/report.xml\"}"));
+    free(a);
+    rlvr_task_free(t);
 }
 
 /* Judge mode and the allow-list: loaded, written back as given; a task
@@ -318,27 +378,17 @@ static void test_judge_and_editable(void) {
     json_object_set_new(h, "build", json_string("make -f Makefile build/runner"));
     json_object_set_new(root, "editable_paths", json_pack("[s,s]", "/*.c", "src/"));
     json_object_set_new(root, "network", json_string("loopback"));
-    char *text = json_dumps(root, 0);
-    json_decref(root);
-    rlvr_task *t = NULL, *u = NULL;
-    CHECK_OK(rlvr_task_parse(&t, text, strlen(text), "judge.json", dir));
-    free(text);
+    char *a = NULL;
+    rlvr_task *t = round_trip(root, "judge.json", &a);
     if (!t) return;
     CHECK(!t->hidden_test_command && t->judge_build && strstr(t->judge_build, "RLVR_JUDGE_DIR"));
     CHECK(t->judge_run.n == 2 && strcmp(t->judge_run.items[1], "build/runner") == 0);
     CHECK(strcmp(t->hidden_build_command, "make -f Makefile build/runner") == 0);
     CHECK(t->editable_paths.n == 2 && !t->editable_derived);
     CHECK(t->network);
-    char *a = NULL, *b = NULL;
-    CHECK_OK(rlvr_task_to_json(t, 0, &a));
     CHECK(a && strstr(a, "\"editable_paths\":[\"/*.c\",\"src/\"]") && strstr(a, "\"judge\""));
     CHECK(a && strstr(a, "\"network\":\"loopback\""));
-    if (a) CHECK_OK(rlvr_task_parse(&u, a, strlen(a), "again", dir));
-    if (u) CHECK_OK(rlvr_task_to_json(u, 0, &b));
-    CHECK(a && b && strcmp(a, b) == 0);
     free(a);
-    free(b);
-    rlvr_task_free(u);
     rlvr_task_free(t);
 
     /* derived from the reference patch (lib.c): the C files at the top */
@@ -347,7 +397,7 @@ static void test_judge_and_editable(void) {
         CHECK(t->editable_derived && t->editable_paths.n == 1 && strcmp(t->editable_paths.items[0], "/*.c") == 0);
         CHECK(!t->network); /* the default: none, and not written back (pools' content hashes stay) */
         CHECK_OK(rlvr_task_to_json(t, 0, &a));
-        CHECK(a && !strstr(a, "editable_paths") && !strstr(a, "network"));
+        CHECK(a && !strstr(a, "editable_paths") && !strstr(a, "network") && !strstr(a, "results"));
         free(a);
     }
     rlvr_task_free(t);
@@ -440,6 +490,7 @@ int main(void) {
     test_malformed_arith_spec();
     test_not_json();
     test_judge_and_editable();
+    test_junit_results();
     test_split_names();
     rm_rf(dir);
     free(dir);

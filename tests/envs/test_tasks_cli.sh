@@ -37,9 +37,9 @@ grep -qx "CC = tcc" "$dir/tcc/repos/bugfix-c-train-d1-s4-000001/Makefile" || { e
 check "tcc pool validates" 0 "$rlvr" tasks check "$dir/tcc" --runs 1
 expect_text "checked 2 tasks: 2 ok, 0 broken, 0 flaky, 0 infra, 0 exploitable"
 check "compiler with a shell word" 1 "$rlvr" tasks gen bugfix-c --n 1 --seed 4 --out "$dir/cc1" --compiler 'cc;true'
-expect_text 'bugfix-c compiler "cc;true": give a command name'
+expect_text 'bugfix compiler "cc;true": give a command name'
 check "compiler not installed" 1 "$rlvr" tasks gen bugfix-c --n 1 --seed 4 --out "$dir/cc2" --compiler no-such-cc
-expect_text 'bugfix-c compiler "no-such-cc" is not in /usr/local/bin, /usr/bin or /bin'
+expect_text 'bugfix compiler "no-such-cc" is not in /usr/local/bin, /usr/bin or /bin'
 
 check "list" 0 "$rlvr" tasks list "$dir/pool"
 expect_text "10 tasks (train 5, eval 3, regression 2); split hygiene ok"
