@@ -154,10 +154,13 @@ static int check_mode(const rlvr_verify_spec *spec) {
     if (spec->build_command && !judged)
         return RLVR_FAIL(RLVR_EINVAL, "verification spec: build_command needs judge mode (in command mode the test "
                          "command builds)");
-    int shape = spec->results_junit ? rlvr_diffgate_check_path(spec->results_junit, NULL) : RLVR_REASON_NONE;
-    if (shape == RLVR_REASON_PATH_OUTSIDE || shape == RLVR_REASON_GIT_PATH || (spec->results_junit && !spec->results_junit[0]))
-        return RLVR_FAIL(RLVR_EINVAL, "verification spec: results_junit \"%s\" must be a plain path inside the tree",
-                         spec->results_junit);
+    /* a judge writes TAP to its descriptor; a results file beside the code
+     * under test would be the code's to write */
+    if (spec->results_junit && judged)
+        return RLVR_FAIL(RLVR_EINVAL, "verification spec: results_junit is for command mode");
+    if (spec->results_junit && rlvr_diffgate_check_path(spec->results_junit, NULL) != RLVR_REASON_NONE)
+        return RLVR_FAIL(RLVR_EINVAL, "verification spec: results_junit \"%s\" must be a plain path inside the tree "
+                         "(no \"..\", no .git, not a hook or environment file)", spec->results_junit);
     return 0;
 }
 
@@ -327,12 +330,10 @@ int rlvr_reason_for_limit(rlvr_sandbox_limit limit) {
 
 enum { APPLY_OK = 0, APPLY_REFUSED = 10, APPLY_BROKEN = 11 };
 
-/* apply_fn's argument, copied into the run: the results file to remove
- * before the tests ("" for none), whether the patch is already applied (by
- * the build's run), the patch's length, then the patch */
+/* apply_fn's argument, copied into the run: the patch's length, the patch,
+ * then the results file to remove before the tests, NUL-terminated ("" for
+ * none) */
 typedef struct {
-    char results[PATH_MAX];
-    bool applied;
     size_t len;
     char patch[];
 } apply_arg;
@@ -343,7 +344,7 @@ typedef struct {
 /* Inside the enclave: apply onto /work. */
 static int apply_fn(void *p) {
     const apply_arg *a = p;
-    if (a->len == 0 || a->applied) return APPLY_OK;
+    if (a->len == 0) return APPLY_OK;
     /* the run is forked from the spawner, which may predate the runtime's
      * own libgit2 start */
     git_libgit2_init();
@@ -373,12 +374,14 @@ static int apply_fn(void *p) {
     return rc;
 }
 
-/* Inside the enclave, before the tests: the patch (unless the build's run
- * applied it), then no results file but the one the tests will write. */
+/* Inside the enclave, before the tests of a task without a build: the
+ * patch, then no results file but the one the tests will write (a JUnit
+ * file is command mode's, which has no build step). */
 static int tests_prepare_fn(void *p) {
     const apply_arg *a = p;
+    const char *results = a->patch + a->len;
     int rc = apply_fn(p);
-    if (rc == APPLY_OK && a->results[0] && rlvr_junit_remove_in_sandbox(a->results) < 0) rc = APPLY_BROKEN;
+    if (rc == APPLY_OK && results[0] && rlvr_junit_remove_in_sandbox(results) < 0) rc = APPLY_BROKEN;
     return rc;
 }
 
@@ -528,34 +531,35 @@ int rlvr_verify_run_once(rlvr_verify_task *t, const char *patch, size_t len, uin
     char seed_env[48];
     snprintf(seed_env, sizeof seed_env, "RLVR_TEST_SEED=%u", out->test_seed);
     char *order = order_env(t, seed, run_index);
-    apply_arg *arg = calloc(1, sizeof *arg + len);
+    const char *results = t->results_junit ? t->results_junit : "";
+    size_t arg_len = sizeof(apply_arg) + len + strlen(results) + 1;
+    apply_arg *arg = malloc(arg_len);
     if (!order || !arg) {
         free(order);
         free(arg);
         return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
     }
-    if (t->results_junit) snprintf(arg->results, sizeof arg->results, "%s", t->results_junit);
     arg->len = len;
     if (len) memcpy(arg->patch, patch, len);
+    strcpy(arg->patch + len, results);
     const char *env[] = {seed_env, order, NULL};
     const char *sh_argv[] = {"/bin/sh", "-c", t->test_command, NULL};
     rlvr_sandbox_cmd apply = {.version = RLVR_SANDBOX_CMD_VERSION, .prepare = apply_fn, .prepare_arg = arg,
-                              .prepare_arg_len = sizeof *arg + len};
+                              .prepare_arg_len = arg_len};
     /* the tests: the judge from its descriptor, or the test command; they
      * apply the patch themselves when no build runs first */
     rlvr_sandbox_cmd tests = {.version = RLVR_SANDBOX_CMD_VERSION,
                               .argv = t->judge ? (const char *const *)t->judge_argv : sh_argv, .env = env,
                               .results_fd = true, .judge = t->judge != NULL};
-    if (!t->build_command || t->results_junit) {
+    if (!t->build_command) {
         tests.prepare = tests_prepare_fn;
         tests.prepare_arg = arg;
-        tests.prepare_arg_len = sizeof *arg + len;
+        tests.prepare_arg_len = arg_len;
     }
     int rc = enclave_ready(t);
     int over = 0;
     if (rc == 0 && t->build_command) over = rc = run_build(t, &apply, out);
     if (rc > 0) rc = 0;
-    arg->applied = t->build_command != NULL; /* the run copies its argument when it starts */
     if (rc == 0 && !over) rc = run_tests(t, &tests, out);
     if (rc < 0) { /* whatever went wrong, the next run starts from a new enclave */
         rlvr_sandbox_free(t->enclave);

@@ -78,10 +78,11 @@ typedef struct {
                                           applied and before the judge runs (/bin/sh -c in /work) */
     rlvr_sandbox_network network;      /* the enclaves' runs: inet sockets on loopback, or none (the default;
                                           the judge's build never has them) */
-    const char *results_junit;         /* the results come as a JUnit XML file at this path (relative to
-                                          /work; removed before the tests run, read once they are over,
-                                          enclave/junit.h) instead of as TAP on the results descriptor;
-                                          NULL: TAP. The path is protected: no patch may create it */
+    const char *results_junit;         /* command mode: the results come as a JUnit XML file at this path
+                                          (relative to /work; removed before the tests run, read once they
+                                          are over, enclave/junit.h) instead of as TAP on the results
+                                          descriptor; NULL: TAP. The path is protected: no patch may create
+                                          it */
 } rlvr_verify_spec;
 
 #define RLVR_VERIFY_SPEC_VERSION 3

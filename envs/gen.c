@@ -16,7 +16,6 @@
 
 const char *const rlvr_task_families[] = {"bugfix-c", "bugfix-py", "arith", NULL};
 
-enum { FAMILY_BUGFIX_C = 1, FAMILY_ARITH = 2, FAMILY_BUGFIX_PY = 3 };
 
 /* ---- text ---------------------------------------------------------------- */
 

@@ -215,7 +215,7 @@ static int fill_task(rlvr_task *t, const rlvr_task_gen_options *opts, int64_t in
 
 int gen_arith_task(rlvr_task **out, const rlvr_task_gen_options *opts, int64_t index) {
     rlvr_rng_stream s;
-    gen_stream(&s, opts, 2, index);
+    gen_stream(&s, opts, FAMILY_ARITH, index);
     const int *list = opts->split == RLVR_SPLIT_REGRESSION ? held_out : trained;
     int n_list = opts->split == RLVR_SPLIT_REGRESSION ? N_HELD_OUT : N_TRAINED;
     int tmpl = list[rlvr_rng_next_below(&s, (uint32_t)n_list)];

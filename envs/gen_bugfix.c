@@ -27,7 +27,7 @@ int bf_templates(rlvr_split split, const char **names, int cap) {
     return n;
 }
 
-const bc_unit *bf_unit_of(const bf_library *lib, int slot) { return &lib->catalog->units[lib->unit[slot]]; }
+const bc_unit *bf_unit_of(const bf_library *lib, int slot) { return &lib->lang->units[lib->unit[slot]]; }
 
 void bf_format_call(char *out, size_t cap, const bf_library *lib, const bf_test_case *t) {
     const bc_func *fn = &bf_unit_of(lib, t->slot)->funcs[t->func];
@@ -88,9 +88,11 @@ void bf_render_plan_order(rlvr_text *out) {
  * descriptor), with a clean environment; each test writes its call and
  * passes only when the answer line is exactly the expected value. After a
  * wrong answer (or none) the runner is killed and the next test starts a
- * fresh one: a crash fails its own test only. */
-void bf_render_judge(rlvr_text *out, const bf_library *lib, const bf_test_case *tests, const int *which, int n,
-                     bool runner_args) {
+ * fresh one: a crash fails its own test only. The judge's arguments name
+ * the runner: one program (`judge RUNNER`), or with runner_args a program
+ * and its arguments (`judge /usr/bin/python3 -I ... tests/runner.py`). */
+static void render_judge(rlvr_text *out, const bf_library *lib, const bf_test_case *tests, const int *which, int n,
+                         bool runner_args) {
     rlvr_text_printf(out, "/* Hidden tests (the judge): judge RUNNER%s. TAP goes to $RLVR_RESULTS_FD (default\n"
                           " * stdout); $RLVR_TEST_ORDER (names) or $RLVR_TEST_SEED (a number) sets the order. */\n"
                           "#define _GNU_SOURCE\n#include <errno.h>\n#include <fcntl.h>\n#include <signal.h>\n"
@@ -196,20 +198,20 @@ static bool unit_has_kind(const bc_unit *u, int kind) {
     return false;
 }
 
-static void choose_library(rlvr_rng_stream *s, const bf_catalog *cat, bf_library *lib, int n_slots, int kind) {
+static void choose_library(rlvr_rng_stream *s, const bf_language *lang, bf_library *lib, int n_slots, int kind) {
     memset(lib, 0, sizeof *lib);
-    lib->catalog = cat;
+    lib->lang = lang;
     int with_kind[64], n_with = 0;
-    for (int u = 0; u < cat->n_units; u++)
-        if (unit_has_kind(&cat->units[u], kind)) with_kind[n_with++] = u;
+    for (int u = 0; u < *lang->n_units; u++)
+        if (unit_has_kind(&lang->units[u], kind)) with_kind[n_with++] = u;
     int bug_unit = with_kind[rlvr_rng_next_below(s, (uint32_t)n_with)];
-    const bc_unit *bu = &cat->units[bug_unit];
+    const bc_unit *bu = &lang->units[bug_unit];
     int edits[BC_MAX_EDITS], n_edits = 0;
     for (int e = 0; e < bc_unit_n_edits(bu); e++)
         if (bu->edits[e].kind == kind) edits[n_edits++] = e;
     /* the other units: a partial shuffle of the rest of the catalog */
     int rest[64], n_rest = 0;
-    for (int u = 0; u < cat->n_units; u++)
+    for (int u = 0; u < *lang->n_units; u++)
         if (u != bug_unit) rest[n_rest++] = u;
     for (int i = 0; i < n_slots - 1; i++) {
         int j = i + (int)rlvr_rng_next_below(s, (uint32_t)(n_rest - i));
@@ -228,7 +230,7 @@ static void choose_library(rlvr_rng_stream *s, const bf_catalog *cat, bf_library
 
 /* Units and constants: what makes two repositories the same code. */
 static void library_signature(const bf_library *lib, char *out, size_t cap) {
-    size_t n = (size_t)snprintf(out, cap, "%s", lib->catalog->family);
+    size_t n = (size_t)snprintf(out, cap, "%s", lib->lang->family);
     for (int s = 0; s < lib->n_slots && n < cap; s++) {
         n += (size_t)snprintf(out + n, cap - n, "/%s", bf_unit_of(lib, s)->name);
         for (int c = 0; c < BC_MAX_CONSTS && n < cap; c++)
@@ -368,16 +370,16 @@ static void name_tests(rlvr_rng_stream *s, const bf_library *lib, bf_test_plan *
 /* Draws task `index`'s library, bug and tests from the catalog: the
  * library's signature goes to sig (it decides the split and names the
  * content), the tests' order to perm. */
-int bf_draw(rlvr_rng_stream *s, const bf_catalog *cat, const rlvr_task_gen_options *opts, bf_library *lib,
-            bf_test_plan *plan, int perm[BF_MAX_TESTS], char *sig, size_t sig_cap) {
+static int draw(rlvr_rng_stream *s, const bf_language *lang, const rlvr_task_gen_options *opts, bf_library *lib,
+                bf_test_plan *plan, int perm[BF_MAX_TESTS], char *sig, size_t sig_cap) {
     const int *kinds = opts->split == RLVR_SPLIT_REGRESSION ? held_out : trained;
     int n_kinds = opts->split == RLVR_SPLIT_REGRESSION ? N_HELD_OUT : N_TRAINED;
     int kind = kinds[rlvr_rng_next_below(s, (uint32_t)n_kinds)];
     for (int attempt = 0;; attempt++) {
         if (attempt == BF_MAX_ATTEMPTS)
-            return RLVR_FAIL(RLVR_EINVAL, "%s: no usable library for template %s after %d draws", cat->family,
+            return RLVR_FAIL(RLVR_EINVAL, "%s: no usable library for template %s after %d draws", lang->family,
                              bc_bug_names[kind], BF_MAX_ATTEMPTS);
-        choose_library(s, cat, lib, opts->difficulty + 1, kind);
+        choose_library(s, lang, lib, opts->difficulty + 1, kind);
         library_signature(lib, sig, sig_cap);
         if (gen_bucket_allows(sig, opts->split) && plan_tests(s, lib, plan)) break;
     }
@@ -387,14 +389,14 @@ int bf_draw(rlvr_rng_stream *s, const bf_catalog *cat, const rlvr_task_gen_optio
 
 /* ---- the versions of the library ---------------------------------------------------------- */
 
-void bf_versions_free(bf_versions *v) {
+static void versions_free(bf_versions *v) {
     rlvr_text_free(&v->correct);
     rlvr_text_free(&v->buggy);
     for (int i = 0; i < 3; i++) rlvr_text_free(&v->wrong[i]);
 }
 
-int bf_render_versions(bf_versions *v, const bf_library *lib, const bf_test_plan *plan, bf_render_lib_fn render_lib,
-                       bf_hardcode_fn hardcode_line) {
+static int render_versions(bf_versions *v, const bf_library *lib, const bf_test_plan *plan, bf_render_lib_fn render_lib,
+                           bf_hardcode_fn hardcode_line) {
     int none[BF_MAX_SLOTS] = {-1, -1, -1, -1}, bug[BF_MAX_SLOTS] = {-1, -1, -1, -1};
     bug[lib->bug_slot] = lib->bug_edit;
     RLVR_TRY(render_lib(&v->correct, lib, none, -1, -1, NULL));
@@ -417,7 +419,9 @@ int bf_render_versions(bf_versions *v, const bf_library *lib, const bf_test_plan
     return render_lib(&v->wrong[v->n_wrong++], lib, unrelated, -1, -1, NULL);
 }
 
-int bf_public_cases(const bf_test_plan *plan, int idx[3]) {
+/* The public tests' cases: the failing one and up to two passing ones
+ * (indices into plan->tests); returns how many. */
+static int public_cases(const bf_test_plan *plan, int idx[3]) {
     int n = 0;
     idx[n++] = plan->public_fail;
     for (int i = 0; i < 2; i++)
@@ -446,9 +450,12 @@ static size_t list_len(const char *const *l) {
     return n;
 }
 
-int bf_fill_task(rlvr_task *t, const bf_language *lang, const rlvr_task_gen_options *opts, const char *id,
-                 const char *out_dir, const bf_library *lib, const bf_test_plan *plan, const char *buggy,
-                 const char *correct, const rlvr_text *wrong, int n_wrong, const char *commit, const char *sig) {
+/* The task spec from the draw and the library's versions, once the
+ * repository is written at `commit`: ids, prompt, budgets, tests, patches,
+ * paths. */
+static int fill_task(rlvr_task *t, const bf_language *lang, const rlvr_task_gen_options *opts, const char *id,
+                     const char *out_dir, const bf_library *lib, const bf_test_plan *plan, const bf_versions *v,
+                     const char *commit, const char *sig) {
     char buf[8192], prompt[512];
     RLVR_TRY(gen_strdup(&t->source, "(generated)"));
     RLVR_TRY(gen_strdup(&t->base_dir, out_dir));
@@ -491,10 +498,10 @@ int bf_fill_task(rlvr_task *t, const bf_language *lang, const rlvr_task_gen_opti
     }
     RLVR_TRY(gen_list(&t->fail_to_pass, f2p, (size_t)nf));
     RLVR_TRY(gen_list(&t->pass_to_pass, p2p, (size_t)np));
-    RLVR_TRY(gen_patch(&t->reference_patch, lang->lib_file, buggy, correct));
-    RLVR_ALLOC(t->wrong_patches.items, n_wrong);
-    for (int i = 0; i < n_wrong; i++) {
-        RLVR_TRY(gen_patch(&t->wrong_patches.items[i], lang->lib_file, buggy, wrong[i].data));
+    RLVR_TRY(gen_patch(&t->reference_patch, lang->lib_file, v->buggy.data, v->correct.data));
+    RLVR_ALLOC(t->wrong_patches.items, v->n_wrong);
+    for (int i = 0; i < v->n_wrong; i++) {
+        RLVR_TRY(gen_patch(&t->wrong_patches.items[i], lang->lib_file, v->buggy.data, v->wrong[i].data));
         t->wrong_patches.n = (size_t)i + 1;
     }
     RLVR_TRY(gen_list(&t->protected_paths, lang->protected, list_len(lang->protected)));
@@ -509,3 +516,61 @@ int bf_fill_task(rlvr_task *t, const bf_language *lang, const rlvr_task_gen_opti
     return rc;
 }
 
+static void texts_free(bf_texts *x) {
+    versions_free(&x->v);
+    rlvr_text_free(&x->header);
+    rlvr_text_free(&x->pub);
+    rlvr_text_free(&x->runner);
+    rlvr_text_free(&x->judge);
+}
+
+static int render_texts(bf_texts *x, const bf_language *lang, const bf_library *lib, const bf_test_plan *plan,
+                        const int *perm) {
+    RLVR_TRY(render_versions(&x->v, lib, plan, lang->render_lib, lang->hardcode_line));
+    /* tests: hidden = all, in the shuffled order; public = the failing case and up to two passing ones */
+    int pub[3], n_pub = public_cases(plan, pub);
+    lang->render_files(x, lib, plan->tests, pub, n_pub);
+    render_judge(&x->judge, lib, plan->tests, perm, plan->n_tests, lang->runner_args);
+    RLVR_TRY(gen_text_check(&x->header));
+    RLVR_TRY(gen_text_check(&x->judge));
+    RLVR_TRY(gen_text_check(&x->runner));
+    return gen_text_check(&x->pub);
+}
+
+/* repos/<id> with the buggy library, hidden/<id>/tests/judge.c; nothing is
+ * overwritten. */
+static int write_files(const bf_texts *x, const bf_language *lang, const rlvr_task_gen_options *opts,
+                       const char *out_dir, const char *id, char commit[41]) {
+    char repo[4096], hidden[4096];
+    snprintf(repo, sizeof repo, "%s/repos/%s", out_dir, id);
+    snprintf(hidden, sizeof hidden, "%s/hidden/%s/tests/judge.c", out_dir, id);
+    RLVR_TRY(gen_must_not_exist(hidden));
+    RLVR_TRY(lang->write_repo(x, opts, repo, commit));
+    return gen_write_file(hidden, x->judge.data, x->judge.len);
+}
+
+int bf_generate(rlvr_task **out, const bf_language *lang, const rlvr_task_gen_options *opts, int64_t index,
+                const char *out_dir) {
+    rlvr_rng_stream s;
+    gen_stream(&s, opts, lang->family_code, index);
+    bf_library lib;
+    bf_test_plan plan;
+    int perm[BF_MAX_TESTS];
+    char sig[512], id[64], commit[41];
+    rlvr_task_gen_id(id, sizeof id, opts, index);
+    RLVR_TRY(draw(&s, lang, opts, &lib, &plan, perm, sig, sizeof sig));
+    bf_texts x;
+    memset(&x, 0, sizeof x);
+    rlvr_task *t = calloc(1, sizeof *t);
+    int rc = t ? 0 : RLVR_FAIL(RLVR_ENOMEM, "out of memory generating a task");
+    if (rc == 0) rc = render_texts(&x, lang, &lib, &plan, perm);
+    if (rc == 0) rc = write_files(&x, lang, opts, out_dir, id, commit);
+    if (rc == 0) rc = fill_task(t, lang, opts, id, out_dir, &lib, &plan, &x.v, commit, sig);
+    texts_free(&x);
+    if (rc < 0) {
+        rlvr_task_free(t);
+        return rlvr_error_wrap(rc, "generating %s task %s", lang->family, id);
+    }
+    *out = t;
+    return 0;
+}

@@ -21,19 +21,16 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define BF_MAX_SLOTS 4
 #define BF_MAX_TESTS 32
 
-typedef struct {
-    const bc_unit *units;
-    int n_units;
-    const char *family; /* "bugfix-c": the signature's prefix */
-} bf_catalog;
+typedef struct bf_language bf_language; /* below */
 
 /* One repository: the units in file order, their constants, the bug. */
 typedef struct {
-    const bf_catalog *catalog;
+    const bf_language *lang; /* its units come from lang->units */
     int n_slots;
     int unit[BF_MAX_SLOTS];
     long k[BF_MAX_SLOTS][BC_MAX_CONSTS];
@@ -59,30 +56,11 @@ typedef struct {
     int other_slot, other_edit; /* an unrelated edit elsewhere */
 } bf_test_plan;
 
-/* What differs between the languages' tasks. Lists are NULL-terminated. */
-typedef struct {
-    const char *family;         /* "bugfix-c" */
-    const char *lib_file;       /* the file the bug is in, the only one a fix needs: "lib.c" */
-    const char *public_file;    /* the public tests */
-    const char *public_command;
-    const char *build_command;  /* builds the code under test in the enclave; NULL: nothing to build */
-    const char *const *judge_run;  /* "judge" and the runner's command line */
-    const char *const *protected;  /* protected_paths */
-    const char *const *editable;   /* editable_paths */
-} bf_language;
-
 /* The templates of a split: train and eval share five bug kinds, the
  * regression split has the two others. */
 int bf_templates(rlvr_split split, const char **names, int cap);
 
 const bc_unit *bf_unit_of(const bf_library *lib, int slot);
-
-/* Draws task `index`'s library, bug and tests from the catalog (the stream
- * `s` is the task's): the library's signature goes to sig (it decides the
- * split), the shuffled order of the tests to perm; the tests are named
- * function_N in that order. */
-int bf_draw(rlvr_rng_stream *s, const bf_catalog *cat, const rlvr_task_gen_options *opts, bf_library *lib,
-            bf_test_plan *plan, int perm[BF_MAX_TESTS], char *sig, size_t sig_cap);
 
 /* "name(1, -2)" */
 void bf_format_call(char *out, size_t cap, const bf_library *lib, const bf_test_case *t);
@@ -92,17 +70,7 @@ void bf_format_call(char *out, size_t cap, const bf_library *lib, const bf_test_
 void bf_render_table(rlvr_text *out, const bf_test_case *tests, const int *which, int n);
 void bf_render_plan_order(rlvr_text *out);
 
-/* tests/judge.c (hidden): the expected values and the TAP, with the code
- * under test out of its process. The runner runs in a child that holds
- * nothing but the two pipes of the calls and stderr (never the results
- * descriptor), with a clean environment; each test writes its call and
- * passes only when the answer line is exactly the expected value. After a
- * wrong answer (or none) the runner is killed and the next test starts a
- * fresh one: a crash fails its own test only. The judge's arguments name
- * the runner: one program (`judge RUNNER`), or with runner_args a program
- * and its arguments (`judge /usr/bin/python3 -I ... tests/runner.py`). */
-void bf_render_judge(rlvr_text *out, const bf_library *lib, const bf_test_case *tests, const int *which, int n,
-                     bool runner_args);
+/* ---- a language ------------------------------------------------------------------------- */
 
 /* A language's library text: edits[slot] applied to each slot (-1: none),
  * `insert` placed after line `insert_line` of `insert_slot` (NULL: none). */
@@ -121,19 +89,38 @@ typedef struct {
     int n_wrong;
 } bf_versions;
 
-int bf_render_versions(bf_versions *v, const bf_library *lib, const bf_test_plan *plan, bf_render_lib_fn render_lib,
-                       bf_hardcode_fn hardcode_line);
-void bf_versions_free(bf_versions *v);
+/* Everything a task's files hold: the library's versions, the header (C
+ * only), the public tests, the runner and the judge. */
+typedef struct {
+    bf_versions v;
+    rlvr_text header, pub, runner, judge;
+} bf_texts;
 
-/* The public tests' cases: the failing one and up to two passing ones
- * (indices into plan->tests); returns how many. */
-int bf_public_cases(const bf_test_plan *plan, int idx[3]);
+/* What differs between the languages' tasks. Lists are NULL-terminated. */
+struct bf_language {
+    const char *family;         /* "bugfix-c": also the library signature's prefix */
+    uint32_t family_code;       /* of the task's random stream (gen_stream) */
+    const bc_unit *units;       /* the catalog */
+    const int *n_units;
+    const char *lib_file;       /* the file the bug is in, the only one a fix needs: "lib.c" */
+    const char *public_file;    /* the public tests */
+    const char *public_command;
+    const char *build_command;  /* builds the code under test in the enclave; NULL: nothing to build */
+    const char *const *judge_run;  /* "judge" and the runner's command line */
+    bool runner_args;              /* the runner is a command line, not one program (envs/gen_bugfix.c render_judge) */
+    const char *const *protected;  /* protected_paths */
+    const char *const *editable;   /* editable_paths */
+    bf_render_lib_fn render_lib;
+    bf_hardcode_fn hardcode_line;
+    /* the header, the public tests (cases `pub`) and the runner */
+    void (*render_files)(bf_texts *x, const bf_library *lib, const bf_test_case *tests, const int *pub, int n_pub);
+    /* the repository at `repo` holding the buggy library and the public files */
+    int (*write_repo)(const bf_texts *x, const rlvr_task_gen_options *opts, const char *repo, char commit[41]);
+};
 
-/* Fills a task spec from the draw and the texts (the library before and
- * after the fix, the wrong versions), once the repository is written at
- * `commit`: ids, prompt, budgets, tests, patches, paths. */
-int bf_fill_task(rlvr_task *t, const bf_language *lang, const rlvr_task_gen_options *opts, const char *id,
-                 const char *out_dir, const bf_library *lib, const bf_test_plan *plan, const char *buggy,
-                 const char *correct, const rlvr_text *wrong, int n_wrong, const char *commit, const char *sig);
+/* Task `index` of a bugfix family: draws it, writes its repository and
+ * hidden judge under out_dir and returns its spec. */
+int bf_generate(rlvr_task **out, const bf_language *lang, const rlvr_task_gen_options *opts, int64_t index,
+                const char *out_dir);
 
 #endif

@@ -1,16 +1,13 @@
 /* envs/gen_bugfix_c.c — the "bugfix-c" family: a small C library with one
  * planted bug, in its own git repository, with public and hidden tests. */
-#include "core/config.h"
 #include "core/error.h"
 #include "envs/bugfix_c_units.h"
 #include "envs/gen_bugfix.h"
 #include "envs/gen_internal.h"
-#include "envs/tools.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
 
 /* ---- text of the library --------------------------------------------------------- */
 
@@ -147,7 +144,7 @@ static void render_runner(rlvr_text *out, const bf_library *lib) {
     rlvr_text_printf(out, "        else\n            return 2;\n        fflush(stdout);\n    }\n    return 0;\n}\n");
 }
 
-/* ---- the task -------------------------------------------------------------------------- */
+/* ---- the family ------------------------------------------------------------------------ */
 
 /* "    if (x == 5 && lo == 1) return 3;" — passes the public case only. */
 static void hardcode_line(char *out, size_t cap, const bf_library *lib, const bf_test_case *pub) {
@@ -158,43 +155,19 @@ static void hardcode_line(char *out, size_t cap, const bf_library *lib, const bf
     if (n < cap) snprintf(out + n, cap - n, ") return %ld;", pub->expected);
 }
 
-typedef struct {
-    bf_versions v;
-    rlvr_text header, pub, runner, judge;
-} texts;
-
-static void texts_free(texts *x) {
-    bf_versions_free(&x->v);
-    rlvr_text_free(&x->header);
-    rlvr_text_free(&x->pub);
-    rlvr_text_free(&x->runner);
-    rlvr_text_free(&x->judge);
-}
-
-static int render_all(texts *x, const bf_library *lib, const bf_test_plan *plan, const int *perm) {
-    RLVR_TRY(bf_render_versions(&x->v, lib, plan, render_lib, hardcode_line));
+/* lib.h, the public tests and the runner. */
+static void render_files(bf_texts *x, const bf_library *lib, const bf_test_case *tests, const int *pub, int n_pub) {
     render_header(&x->header, lib);
-    /* tests: hidden = all, in the shuffled order; public = the failing case and up to two passing ones */
-    bf_render_judge(&x->judge, lib, plan->tests, perm, plan->n_tests, false);
     render_runner(&x->runner, lib);
-    int pub_idx[3], n_pub = bf_public_cases(plan, pub_idx);
-    render_public_tests(&x->pub, lib, plan->tests, pub_idx, n_pub);
-    RLVR_TRY(gen_text_check(&x->header));
-    RLVR_TRY(gen_text_check(&x->judge));
-    RLVR_TRY(gen_text_check(&x->runner));
-    return gen_text_check(&x->pub);
+    render_public_tests(&x->pub, lib, tests, pub, n_pub);
 }
 
-static int write_files(const texts *x, const char *compiler, const char *out_dir, const char *id, char commit[41]) {
-    char repo[4096], hidden[4096], makefile[sizeof makefile_format + 64];
-    snprintf(makefile, sizeof makefile, makefile_format, compiler);
-    snprintf(repo, sizeof repo, "%s/repos/%s", out_dir, id);
-    snprintf(hidden, sizeof hidden, "%s/hidden/%s/tests/judge.c", out_dir, id);
-    RLVR_TRY(gen_must_not_exist(hidden));
+static int write_repo(const bf_texts *x, const rlvr_task_gen_options *opts, const char *repo, char commit[41]) {
+    char makefile[sizeof makefile_format + 64];
+    snprintf(makefile, sizeof makefile, makefile_format, gen_compiler(opts));
     const char *paths[] = {".gitignore", "Makefile", "lib.c", "lib.h", "tests/public.c", "tests/runner.c"};
     const char *contents[] = {"build/\n", makefile, x->v.buggy.data, x->header.data, x->pub.data, x->runner.data};
-    RLVR_TRY(gen_repo_create(repo, paths, contents, 6, commit));
-    return gen_write_file(hidden, x->judge.data, x->judge.len);
+    return gen_repo_create(repo, paths, contents, 6, commit);
 }
 
 static const char *const c_judge_run[] = {"judge", "build/runner", NULL};
@@ -202,36 +175,15 @@ static const char *const c_protected[] = {"/tests", "/Makefile", "/.gitignore", 
 /* the library's sources, at the top: a new file there is compiled only if
  * lib.c includes it */
 static const char *const c_editable[] = {"/*.c", "/*.h", NULL};
-static const bf_language bugfix_c = {.family = "bugfix-c", .lib_file = "lib.c", .public_file = "tests/public.c",
-                                     .public_command = PUBLIC_COMMAND, .build_command = BUILD_COMMAND,
-                                     .judge_run = c_judge_run, .protected = c_protected, .editable = c_editable};
+static const bf_language bugfix_c = {
+    .family = "bugfix-c", .family_code = FAMILY_BUGFIX_C, .units = bc_units, .n_units = &bc_n_units, .lib_file = "lib.c",
+    .public_file = "tests/public.c", .public_command = PUBLIC_COMMAND, .build_command = BUILD_COMMAND,
+    .judge_run = c_judge_run, .runner_args = false, .protected = c_protected, .editable = c_editable,
+    .render_lib = render_lib, .hardcode_line = hardcode_line, .render_files = render_files,
+    .write_repo = write_repo};
 
 int gen_bugfix_c_templates(rlvr_split split, const char **names, int cap) { return bf_templates(split, names, cap); }
 
 int gen_bugfix_c_task(rlvr_task **out, const rlvr_task_gen_options *opts, int64_t index, const char *out_dir) {
-    rlvr_rng_stream s;
-    gen_stream(&s, opts, 1, index);
-    const bf_catalog cat = {bc_units, bc_n_units, "bugfix-c"};
-    bf_library lib;
-    bf_test_plan plan;
-    int perm[BF_MAX_TESTS];
-    char sig[512], id[64], commit[41];
-    rlvr_task_gen_id(id, sizeof id, opts, index);
-    RLVR_TRY(bf_draw(&s, &cat, opts, &lib, &plan, perm, sig, sizeof sig));
-    texts x;
-    memset(&x, 0, sizeof x);
-    rlvr_task *t = calloc(1, sizeof *t);
-    int rc = t ? 0 : RLVR_FAIL(RLVR_ENOMEM, "out of memory generating a task");
-    if (rc == 0) rc = render_all(&x, &lib, &plan, perm);
-    if (rc == 0) rc = write_files(&x, gen_compiler(opts), out_dir, id, commit);
-    if (rc == 0)
-        rc = bf_fill_task(t, &bugfix_c, opts, id, out_dir, &lib, &plan, x.v.buggy.data, x.v.correct.data, x.v.wrong, x.v.n_wrong,
-                          commit, sig);
-    texts_free(&x);
-    if (rc < 0) {
-        rlvr_task_free(t);
-        return rlvr_error_wrap(rc, "generating bugfix-c task %s", id);
-    }
-    *out = t;
-    return 0;
+    return bf_generate(out, &bugfix_c, opts, index, out_dir);
 }

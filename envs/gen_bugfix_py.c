@@ -137,74 +137,31 @@ static void hardcode_line(char *out, size_t cap, const bf_library *lib, const bf
     if (n < cap) snprintf(out + n, cap - n, ": return %ld", pub->expected);
 }
 
-typedef struct {
-    bf_versions v;
-    rlvr_text pub, runner, judge;
-} texts;
-
-static void texts_free(texts *x) {
-    bf_versions_free(&x->v);
-    rlvr_text_free(&x->pub);
-    rlvr_text_free(&x->runner);
-    rlvr_text_free(&x->judge);
-}
-
-static int render_all(texts *x, const bf_library *lib, const bf_test_plan *plan, const int *perm) {
-    RLVR_TRY(bf_render_versions(&x->v, lib, plan, render_lib, hardcode_line));
-    /* tests: hidden = all, in the shuffled order; public = the failing case and up to two passing ones */
-    bf_render_judge(&x->judge, lib, plan->tests, perm, plan->n_tests, true);
+/* The public tests and the runner. */
+static void render_files(bf_texts *x, const bf_library *lib, const bf_test_case *tests, const int *pub, int n_pub) {
     render_runner(&x->runner, lib);
-    int pub_idx[3], n_pub = bf_public_cases(plan, pub_idx);
-    render_public_tests(&x->pub, lib, plan->tests, pub_idx, n_pub);
-    RLVR_TRY(gen_text_check(&x->judge));
-    RLVR_TRY(gen_text_check(&x->runner));
-    return gen_text_check(&x->pub);
+    render_public_tests(&x->pub, lib, tests, pub, n_pub);
 }
 
-static int write_files(const texts *x, const char *out_dir, const char *id, char commit[41]) {
-    char repo[4096], hidden[4096];
-    snprintf(repo, sizeof repo, "%s/repos/%s", out_dir, id);
-    snprintf(hidden, sizeof hidden, "%s/hidden/%s/tests/judge.c", out_dir, id);
-    RLVR_TRY(gen_must_not_exist(hidden));
+static int write_repo(const bf_texts *x, const rlvr_task_gen_options *opts, const char *repo, char commit[41]) {
+    (void)opts;
     const char *paths[] = {".gitignore", "lib.py", "tests/public.py", "tests/runner.py"};
     const char *contents[] = {"__pycache__/\n", x->v.buggy.data, x->pub.data, x->runner.data};
-    RLVR_TRY(gen_repo_create(repo, paths, contents, 4, commit));
-    return gen_write_file(hidden, x->judge.data, x->judge.len);
+    return gen_repo_create(repo, paths, contents, 4, commit);
 }
 
 static const char *const py_judge_run[] = {"judge", PYTHON, "-I", "-S", "-B", "tests/runner.py", NULL};
 static const char *const py_protected[] = {"/tests", "/.gitignore", NULL};
 static const char *const py_editable[] = {"/lib.py", NULL};
-static const bf_language bugfix_py = {.family = "bugfix-py", .lib_file = "lib.py", .public_file = "tests/public.py",
-                                      .public_command = PUBLIC_COMMAND, .build_command = NULL,
-                                      .judge_run = py_judge_run, .protected = py_protected, .editable = py_editable};
+static const bf_language bugfix_py = {
+    .family = "bugfix-py", .family_code = FAMILY_BUGFIX_PY, .units = bp_units, .n_units = &bp_n_units, .lib_file = "lib.py",
+    .public_file = "tests/public.py", .public_command = PUBLIC_COMMAND, .build_command = NULL,
+    .judge_run = py_judge_run, .runner_args = true, .protected = py_protected, .editable = py_editable,
+    .render_lib = render_lib, .hardcode_line = hardcode_line, .render_files = render_files,
+    .write_repo = write_repo};
 
 int gen_bugfix_py_templates(rlvr_split split, const char **names, int cap) { return bf_templates(split, names, cap); }
 
 int gen_bugfix_py_task(rlvr_task **out, const rlvr_task_gen_options *opts, int64_t index, const char *out_dir) {
-    rlvr_rng_stream s;
-    gen_stream(&s, opts, 3, index);
-    const bf_catalog cat = {bp_units, bp_n_units, "bugfix-py"};
-    bf_library lib;
-    bf_test_plan plan;
-    int perm[BF_MAX_TESTS];
-    char sig[512], id[64], commit[41];
-    rlvr_task_gen_id(id, sizeof id, opts, index);
-    RLVR_TRY(bf_draw(&s, &cat, opts, &lib, &plan, perm, sig, sizeof sig));
-    texts x;
-    memset(&x, 0, sizeof x);
-    rlvr_task *t = calloc(1, sizeof *t);
-    int rc = t ? 0 : RLVR_FAIL(RLVR_ENOMEM, "out of memory generating a task");
-    if (rc == 0) rc = render_all(&x, &lib, &plan, perm);
-    if (rc == 0) rc = write_files(&x, out_dir, id, commit);
-    if (rc == 0)
-        rc = bf_fill_task(t, &bugfix_py, opts, id, out_dir, &lib, &plan, x.v.buggy.data, x.v.correct.data,
-                          x.v.wrong, x.v.n_wrong, commit, sig);
-    texts_free(&x);
-    if (rc < 0) {
-        rlvr_task_free(t);
-        return rlvr_error_wrap(rc, "generating bugfix-py task %s", id);
-    }
-    *out = t;
-    return 0;
+    return bf_generate(out, &bugfix_py, opts, index, out_dir);
 }

@@ -14,6 +14,10 @@
 /* 0, or RLVR_ENOMEM when an append to `t` failed. */
 int gen_text_check(const rlvr_text *t);
 
+/* Each family's code: part of its tasks' random streams (gen_stream), so a
+ * code never changes. */
+enum { FAMILY_BUGFIX_C = 1, FAMILY_ARITH = 2, FAMILY_BUGFIX_PY = 3 };
+
 /* The stream for task `index` of these options. */
 void gen_stream(rlvr_rng_stream *s, const rlvr_task_gen_options *opts, uint32_t family_code, int64_t index);
 

@@ -3,7 +3,10 @@
  * as their TAP equivalents, hostile files refused with a reason (each with
  * a control that parses), and a command-mode pytest task verified end to
  * end, hostile results files included, in a pooled enclave that goes on
- * judging afterwards. */
+ * judging afterwards, and a forged results file against each defence, with
+ * the control that shows it would pass where a defence broke.
+ * Flags: --unprivileged (running as uid 65534), --copy (sandboxes copy the
+ * snapshot instead of an overlay). */
 #include "test.h"
 
 #include "fixture.h"
@@ -421,15 +424,31 @@ static const char run_tests_sh[] =
     "EMIT=symlink) ln -s /etc/passwd report.xml ;;\n"
     "EMIT=fifo) mkfifo report.xml ;;\n"
     "EMIT=none) ;;\n"
+    "EMIT=forged) printf '%s' \"$(cat forged.txt)\" > report.xml ;;\n"
     "*) PYTHONDONTWRITEBYTECODE=1 " PYTHON " -m pytest -p no:cacheprovider -q --junitxml=report.xml tests ;;\n"
     "esac\n";
 
+/* A results file that says every test of the task passed. */
+static const char forged_report[] =
+    "<testsuites><testsuite name=\"pytest\"><testcase classname=\"tests.test_calc\" name=\"test_add\"/>"
+    "<testcase classname=\"tests.test_calc\" name=\"test_mul\"/>"
+    "<testcase classname=\"tests.test_calc.TestNeg\" name=\"test_mul_neg\"/></testsuite></testsuites>";
+
+/* The patch that writes calc.py, and `extra_path` (NULL: none) holding
+ * `extra` (caller frees). */
+static char *calc_patch(const char *root, const char *repo, const char *base, const char *text,
+                        const char *extra_path, const char *extra, size_t *len) {
+    fixture_edit e[2] = {{EDIT_WRITE, "calc.py", text, 0, 0}, {EDIT_WRITE, extra_path, extra, 0, 0}};
+    char *patch = NULL;
+    *len = 0;
+    CHECK_OK(fixture_patch_repo(repo, base, root, e, extra_path ? 2 : 1, &patch, len));
+    return patch;
+}
+
 static rlvr_enclave_verdict verify_calc(rlvr_verify_task *task, const char *root, const char *repo,
                                         const char *base, const char *text, const char *extra_path) {
-    fixture_edit e[2] = {{EDIT_WRITE, "calc.py", text, 0, 0}, {EDIT_WRITE, extra_path, "<testsuite/>", 0, 0}};
-    char *patch = NULL;
-    size_t len = 0;
-    CHECK_OK(fixture_patch_repo(repo, base, root, e, extra_path ? 2 : 1, &patch, &len));
+    size_t len;
+    char *patch = calc_patch(root, repo, base, text, extra_path, forged_report, &len);
     rlvr_enclave_verdict v = fixture_verify(task, patch ? patch : "", len, 7);
     free(patch);
     return v;
@@ -469,9 +488,34 @@ static void test_pytest_task(const char *scratch) {
     v = verify_calc(task, root, repo, base, calc_broken, NULL); /* an empty patch: the base as it is */
     EXPECT(v, RLVR_VERDICT_FAIL, RLVR_REASON_TESTS_FAILED);
     CHECK(v.tests_passed == 1 && v.tests_total == 3 && v.f2p_passed == 0 && v.f2p_total == 2);
-    /* the results file is protected: no patch may plant one */
-    v = verify_calc(task, root, repo, base, calc_fixed, "report.xml");
+    /* Red team: a forged results file that says every test passed, with
+     * the bug left in place. The control: the same bytes, once the tests
+     * have written them (what code sharing the harness's process can do,
+     * docs/ENCLAVE.md), pass, so each defence below is what stops them. */
+    char forging[512];
+    snprintf(forging, sizeof forging, "%s# EMIT=forged\n", calc_broken);
+    size_t len;
+    char *patch = calc_patch(root, repo, base, forging, "forged.txt", forged_report, &len);
+    v = fixture_verify(task, patch ? patch : "", len, 7);
+    EXPECT(v, RLVR_VERDICT_PASS, RLVR_REASON_NONE);
+    free(patch);
+    /* 1. planted by the patch: the path is protected */
+    v = verify_calc(task, root, repo, base, calc_broken, "report.xml");
     EXPECT(v, RLVR_VERDICT_REJECTED, RLVR_REASON_PROTECTED_PATH);
+    /* 2. past the gate (one run, no gate): removed before the tests run */
+    snprintf(forging, sizeof forging, "%s# EMIT=none\n", calc_broken);
+    patch = calc_patch(root, repo, base, forging, "report.xml", forged_report, &len);
+    rlvr_verify_run run;
+    CHECK_OK(rlvr_verify_run_once(task, patch ? patch : "", len, 7, 0, &run));
+    CHECK_MSG(run.reason == RLVR_REASON_NO_RESULTS, "a planted results file: %s", rlvr_reason_name(run.reason));
+    rlvr_verify_run_free(&run);
+    free(patch);
+    /* 3. left by an earlier verification in the pooled enclave: the pass
+     * below writes one, the run after it writes none */
+    v = verify_calc(task, root, repo, base, calc_fixed, NULL);
+    EXPECT(v, RLVR_VERDICT_PASS, RLVR_REASON_NONE);
+    v = verify_calc(task, root, repo, base, forging, NULL);
+    EXPECT(v, RLVR_VERDICT_FAIL, RLVR_REASON_NO_RESULTS);
     /* hostile files the run leaves, each refused with its reason; the
      * reference after each shows the pooled enclave goes on judging */
     static const struct {
@@ -508,7 +552,11 @@ static void test_pytest_task(const char *scratch) {
 
 int main(int argc, char **argv) {
     rlvr_log_init_from_env();
-    bool unprivileged = argc > 1 && strcmp(argv[argc - 1], "--unprivileged") == 0;
+    bool unprivileged = false, copy = false;
+    for (int i = 1; i < argc; i++) {
+        unprivileged |= strcmp(argv[i], "--unprivileged") == 0;
+        copy |= strcmp(argv[i], "--copy") == 0;
+    }
     if (unprivileged) CHECK(geteuid() != 0);
     char *scratch = NULL;
     const char *tmp = getenv("TMPDIR");
@@ -521,11 +569,14 @@ int main(int argc, char **argv) {
         test_real_pytest(scratch);
         test_real_ctest(scratch);
     }
-    int rc = rlvr_sandbox_host_new(&host, NULL);
+    int rc = fixture_host(&host, !copy);
     CHECK_MSG(rc == 0, "host: %s", rlvr_error_last());
+    if (rc == 0) CHECK(rlvr_sandbox_host_overlay(host) == !copy);
     if (rc == 0) test_pytest_task(scratch);
     rlvr_sandbox_host_free(host);
     rlvr_fs_remove_tree(scratch);
     free(scratch);
-    return test_summary(unprivileged ? "test_junit --unprivileged" : "test_junit");
+    char name[64];
+    snprintf(name, sizeof name, "test_junit%s%s", unprivileged ? " --unprivileged" : "", copy ? " --copy" : "");
+    return test_summary(name);
 }
