@@ -336,23 +336,22 @@ static int make_fixer(redteam_jtask *jt) {
     return take_text(&d, &jt->dispatch);
 }
 
-/* lib.c with the reference patch applied (in a checkout under scratch). */
-static int apply_reference(redteam_jtask *jt, const char *scratch) {
+int redteam_reference_file(const rlvr_task *task, const char *scratch, const char *file, char **out) {
     char *work = NULL;
     RLVR_TRY(rlvr_fs_mkdtemp(&work, scratch, "ref-"));
     char tree[41], path[PATH_MAX];
     int rc = rlvr_fs_remove_tree(work);
-    if (rc == 0) rc = rlvr_git_export(jt->task->repository_path, jt->task->base_commit, work, false, NULL, tree);
+    if (rc == 0) rc = rlvr_git_export(task->repository_path, task->base_commit, work, false, NULL, tree);
     git_repository *repo = NULL;
     git_diff *diff = NULL;
-    const char *ref = jt->task->reference_patch;
+    const char *ref = task->reference_patch;
     if (rc == 0 && git_repository_open(&repo, work) < 0) rc = rlvr_git_fail(-1, "open", __FILE__, __LINE__);
     if (rc == 0 && git_diff_from_buffer(&diff, ref, strlen(ref)) < 0)
         rc = rlvr_git_fail(-1, "diff", __FILE__, __LINE__);
     if (rc == 0 && git_apply(repo, diff, GIT_APPLY_LOCATION_WORKDIR, NULL) < 0)
         rc = rlvr_git_fail(-1, "apply", __FILE__, __LINE__);
-    snprintf(path, sizeof path, "%s/lib.c", work);
-    if (rc == 0) rc = rlvr_fs_read_file(path, &jt->correct, NULL);
+    snprintf(path, sizeof path, "%s/%s", work, file);
+    if (rc == 0) rc = rlvr_fs_read_file(path, out, NULL);
     git_diff_free(diff);
     git_repository_free(repo);
     rlvr_fs_remove_tree(work);
@@ -379,6 +378,28 @@ static int read_repo_file(const redteam_jtask *jt, const char *rel, char **out) 
     return rlvr_fs_read_file(path, out, NULL);
 }
 
+int redteam_verify_task_new(rlvr_verify_task **out, rlvr_sandbox_host *host, const rlvr_task *t) {
+    /* small limits: the timeouts and floods end quickly */
+    rlvr_sandbox_limits lim;
+    rlvr_sandbox_limits_default(&lim);
+    lim.wall_s = 6;
+    lim.cpu_s = 5;
+    lim.memory_bytes = 256 << 20;
+    lim.processes = 32;
+    lim.file_bytes = 8 << 20;
+    lim.output_bytes = 64 << 10;
+    lim.tmp_bytes = 32 << 20;
+    lim.disk_bytes = 32 << 20;
+    RLVR_TRY(rlvr_harness_verify_task_new(out, host, t, &lim, 2));
+    /* the untouched repository fails; this also makes the task's pooled
+     * enclave, which then stays for every case */
+    rlvr_enclave_verdict v = fixture_verify(*out, "", 0, 1);
+    CHECK_MSG(v.verdict == RLVR_VERDICT_FAIL && v.reason == RLVR_REASON_TESTS_FAILED,
+              "task %s untouched: %s/%s", t->id, rlvr_verdict_name(v.verdict), rlvr_reason_name(v.reason));
+    rlvr_verify_task_settle(*out);
+    return 0;
+}
+
 int redteam_jtask_new(redteam_jtask *jt, rlvr_sandbox_host *host, const char *dir, const char *scratch, bool loopback,
                       rlvr_split split, int difficulty) {
     memset(jt, 0, sizeof *jt);
@@ -394,7 +415,7 @@ int redteam_jtask_new(redteam_jtask *jt, rlvr_sandbox_host *host, const char *di
     snprintf(jt->hidden, sizeof jt->hidden, "%s/%s", t->hidden_root_path, t->hidden_test_files.items[0]);
     RLVR_TRY(read_repo_file(jt, "lib.c", &jt->buggy));
     RLVR_TRY(read_repo_file(jt, "lib.h", &jt->header));
-    RLVR_TRY(apply_reference(jt, scratch));
+    RLVR_TRY(redteam_reference_file(jt->task, scratch, "lib.c", &jt->correct));
     RLVR_TRY(make_fixer(jt));
     RLVR_TRY(make_tap(jt));
     /* the public failing case's expected value, as the prompt gives it away */
@@ -402,25 +423,8 @@ int redteam_jtask_new(redteam_jtask *jt, rlvr_sandbox_host *host, const char *di
     e = e ? e + 9 : strstr(t->prompt, "should return ");
     if (e && e[0] == 's') e += 14;
     snprintf(jt->guess, sizeof jt->guess, "%ld", e ? strtol(e, NULL, 10) : 0L);
-    /* small limits: the timeouts and floods end quickly */
-    rlvr_sandbox_limits lim;
-    rlvr_sandbox_limits_default(&lim);
-    lim.wall_s = 6;
-    lim.cpu_s = 5;
-    lim.memory_bytes = 256 << 20;
-    lim.processes = 32;
-    lim.file_bytes = 8 << 20;
-    lim.output_bytes = 64 << 10;
-    lim.tmp_bytes = 32 << 20;
-    lim.disk_bytes = 32 << 20;
-    RLVR_TRY(rlvr_harness_verify_task_new(&jt->vt, host, t, &lim, 2));
+    RLVR_TRY(redteam_verify_task_new(&jt->vt, host, t));
     CHECK(rlvr_verify_task_judged(jt->vt));
-    /* the untouched repository fails; this also makes the task's pooled
-     * enclave, which then stays for every case */
-    rlvr_enclave_verdict v = fixture_verify(jt->vt, "", 0, 1);
-    CHECK_MSG(v.verdict == RLVR_VERDICT_FAIL && v.reason == RLVR_REASON_TESTS_FAILED,
-              "task %s untouched: %s/%s", t->id, rlvr_verdict_name(v.verdict), rlvr_reason_name(v.reason));
-    rlvr_verify_task_settle(jt->vt);
     jt->ready = true;
     return 0;
 }

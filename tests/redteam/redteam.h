@@ -75,6 +75,15 @@ typedef struct {
 rlvr_enclave_verdict redteam_verify(const redteam_target *t, const redteam_expect *x, const char *patch, size_t len,
                                     bool tests_changed, uint64_t seed, int pooled);
 
+/* The task's verify task with small limits (the timeouts and floods end
+ * quickly) and 2 consensus runs; the untouched repository must fail, which
+ * also makes its pooled enclave: it stays for every case. */
+int redteam_verify_task_new(rlvr_verify_task **out, rlvr_sandbox_host *host, const rlvr_task *task);
+
+/* `file` of the task's repository with the reference patch applied (in a
+ * checkout under `scratch`); caller frees. */
+int redteam_reference_file(const rlvr_task *task, const char *scratch, const char *file, char **out);
+
 /* ---- generated bugfix-c tasks in judge mode ------------------------------------------------- */
 
 /* One generated bugfix-c task (envs/gen.h, seed 20240611, compiled with
