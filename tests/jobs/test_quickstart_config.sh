@@ -11,4 +11,5 @@ trap 'rm -f "$out"' EXIT
 cmp "$out" "$SRC/examples/quickstart.ini" || { echo "FAIL: embedded config differs from examples/quickstart.ini"; exit 1; }
 "$RLVR" config check "$SRC/examples/quickstart.ini"
 "$RLVR" config check "$SRC/examples/quickstart-arith.ini"
+"$RLVR" config check "$SRC/examples/quickstart-py.ini"
 echo "test_quickstart_config: ok"
