@@ -8,6 +8,7 @@
  * sandbox_run.c; docs/ENCLAVE.md "Sandbox processes" has every process and
  * message. */
 #include "enclave/fsutil.h"
+#include "enclave/image.h"
 #include "enclave/sandbox.h"
 #include "enclave/sandbox_internal.h"
 
@@ -84,6 +85,11 @@ static int options_check(const rlvr_sandbox_options *opt) {
         return RLVR_FAIL(RLVR_EINVAL, "judge directory \"%s\" must be absolute", opt->judge_dir);
     if (opt->network != RLVR_SANDBOX_NET_NONE && opt->network != RLVR_SANDBOX_NET_LOOPBACK)
         return RLVR_FAIL(RLVR_EINVAL, "sandbox network %d is neither none nor loopback", (int)opt->network);
+    if (opt->workdir) {
+        RLVR_TRY(rlvr_image_workdir_check(opt->workdir));
+        if (strlen(opt->workdir) >= sizeof ((rlvr_sandbox *)0)->workdir)
+            return RLVR_FAIL(RLVR_EINVAL, "working directory \"%s\" is too long", opt->workdir);
+    }
     return 0;
 }
 
@@ -102,6 +108,7 @@ static int sandbox_alloc(rlvr_sandbox **out, rlvr_sandbox_host *host, const rlvr
     sb->has_judge = opt->judge_dir != NULL;
     sb->landlock = host->landlock && opt->kind == RLVR_SANDBOX_ENCLAVE;
     sb->network = opt->network;
+    if (opt->workdir && strcmp(opt->workdir, "/work") != 0) snprintf(sb->workdir, sizeof sb->workdir, "%s", opt->workdir);
     int rc = rlvr_fs_mkdtemp(&sb->dir, host->scratch, "sb-");
     char path[PATH_MAX];
     if (rc == 0 && chmod(sb->dir, 0711) != 0) rc = rlvr_error_errno_at(__FILE__, __LINE__, "chmod %s", sb->dir);
@@ -188,8 +195,23 @@ int rlvr_sandbox_new_internal(rlvr_sandbox **out, rlvr_sandbox_host *host, const
         .judge_dir = opt->judge_dir,
         .disk_bytes = opt->limits.disk_bytes,
         .hostname = opt->kind == RLVR_SANDBOX_WORKSPACE ? "workspace" : "enclave",
+        .image_tree = -1,
+        .workdir = sb->workdir[0] ? sb->workdir : NULL,
     };
-    int rc = holder_start(sb, &plan, stage);
+    int rc = 0;
+    if (opt->environment) {
+        bool directory = false;
+        rc = rlvr_sb_image_acquire(host, opt->environment, &plan.image_tree, &directory, NULL, 0);
+        if (rc == 0 && directory) {
+            /* the holder binds the path itself: a directory of the host's
+             * mount table cannot be attached from a descriptor elsewhere */
+            close(plan.image_tree);
+            plan.image_tree = -1;
+            plan.image_dir = opt->environment;
+        }
+    }
+    if (rc == 0) rc = holder_start(sb, &plan, stage);
+    if (plan.image_tree >= 0) close(plan.image_tree);
     if (rc < 0) {
         rlvr_sandbox_free(sb);
         return rc;

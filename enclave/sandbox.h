@@ -75,6 +75,16 @@ bool rlvr_sandbox_host_overlay(const rlvr_sandbox_host *host);
 bool rlvr_sandbox_host_privileged(const rlvr_sandbox_host *host);
 /* True when Landlock confines writes in enclaves to /work, /tmp and /dev. */
 bool rlvr_sandbox_host_landlock(const rlvr_sandbox_host *host);
+/* Mounts the environment image at `path` for this host's sandboxes, once
+ * per host process (later calls and sandboxes share the mount), and checks
+ * its root: /bin/sh, and `workdir` (NULL: none) a directory there or a new
+ * name under its root. `how` (cap bytes; NULL: not wanted) receives the way
+ * it was mounted: "kernel squashfs" (root: a read-only loop device),
+ * "squashfuse" (a user namespace of its own; unprivileged), "directory".
+ * Errors name the file and, when no mount worked, what each way met. */
+int rlvr_sandbox_host_image(rlvr_sandbox_host *host, const char *path, const char *workdir, char *how, size_t cap);
+/* How many images this host process has mounted (directories not counted). */
+size_t rlvr_sandbox_host_image_mounts(const rlvr_sandbox_host *host);
 /* One line for logs and bench output: "user namespaces, uid 65534, overlay". */
 const char *rlvr_sandbox_host_describe(const rlvr_sandbox_host *host);
 /* The host's scratch directory (snapshots and sandbox mount points live here). */
@@ -142,9 +152,15 @@ typedef struct {
                                     before the directory is hidden, and nothing it starts can reach
                                     the program again (RLVR_SANDBOX_JUDGE_DIR) */
     rlvr_sandbox_network network; /* RLVR_SANDBOX_NET_NONE unless the task asks for loopback */
+    const char *environment;     /* the root tree commands run in instead of the system paths: a
+                                    directory, SquashFS or SIF image (enclave/image.h), mounted once
+                                    per host process and shared (rlvr_sandbox_host_image); NULL: the
+                                    host's system paths */
+    const char *workdir;         /* absolute path where commands find /work and start (the same
+                                    tree, bound there too); NULL: /work */
 } rlvr_sandbox_options;
 
-#define RLVR_SANDBOX_OPTIONS_VERSION 3
+#define RLVR_SANDBOX_OPTIONS_VERSION 4
 
 /* Where judge_dir appears inside the sandbox (to runs it is an empty
  * directory). */

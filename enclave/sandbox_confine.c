@@ -121,7 +121,10 @@ static int confine_fds(bool exec, int out, int results, int err, int judge) {
 static void confine_cwd(int err, const rlvr_sb_run_plan *plan) {
     char cwd[PATH_MAX];
     const char *rel = plan->cmd && plan->cmd->cwd ? plan->cmd->cwd : "";
-    rlvr_sb_path(err, cwd, sizeof cwd, "/work/%s", rel);
+    /* commands start in the environment's working directory (the same
+     * tree as /work); the runtime's own calls always in /work */
+    const char *top = plan->cmd && plan->sb->workdir[0] ? plan->sb->workdir : "/work";
+    rlvr_sb_path(err, cwd, sizeof cwd, "%s/%s", top, rel);
     if (chdir(cwd) != 0) rlvr_sb_fail(err, RLVR_SANDBOX_STAGE_OTHER, "chdir %s", cwd);
 }
 

@@ -112,10 +112,13 @@ static void holder_serve(int report, int ctl, const rlvr_sb_holder_plan *plan) {
 }
 
 /* fds[0] answers to the runtime, fds[1] go-ahead from the runtime, fds[2]
- * commands. */
+ * commands, fds[3] the environment image's tree (-1: none). */
 void rlvr_sb_holder_main(pid_t parent, int *fds, const rlvr_sb_holder_plan *plan) {
-    if (rlvr_sb_keep_fds(fds, 3) != 0) _exit(RLVR_SANDBOX_EXIT_HOLDER_LOST);
+    if (rlvr_sb_keep_fds(fds, 4) != 0) _exit(RLVR_SANDBOX_EXIT_HOLDER_LOST);
     int report = fds[0], go = fds[1], ctl = fds[2];
+    rlvr_sb_holder_plan moved = *plan;
+    moved.image_tree = fds[3];
+    plan = &moved;
     /* no PR_SET_PDEATHSIG: it fires when the creating *thread* ends; the
      * holder ends when its command pipe reaches EOF, which also happens when
      * the runtime dies */

@@ -360,6 +360,7 @@ int rlvr_sandbox_host_new(rlvr_sandbox_host **out, const rlvr_sandbox_host_optio
     host->spawner = -1;
     host->spawner_sock = -1;
     pthread_mutex_init(&host->spawner_lock, NULL);
+    pthread_mutex_init(&host->images_lock, NULL);
     host->overlay = opt->overlay;
     FILE *f = fopen("/proc/sys/kernel/cap_last_cap", "re");
     host->cap_last = 40;
@@ -402,8 +403,10 @@ int rlvr_sandbox_host_new(rlvr_sandbox_host **out, const rlvr_sandbox_host_optio
 
 void rlvr_sandbox_host_free(rlvr_sandbox_host *host) {
     if (!host) return;
+    rlvr_sb_images_free(host);
     rlvr_spawner_stop(host);
     pthread_mutex_destroy(&host->spawner_lock);
+    pthread_mutex_destroy(&host->images_lock);
     if (host->scratch) {
         rlvr_fs_remove_tree(host->scratch);
         free(host->scratch);

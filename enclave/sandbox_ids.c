@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static int write_text(const char *path, const char *text) {
+int rlvr_sb_write_text(const char *path, const char *text) {
     int fd = open(path, O_WRONLY | O_CLOEXEC);
     if (fd < 0) return -1;
     int rc = rlvr_sb_write_all(fd, text, strlen(text));
@@ -28,14 +28,14 @@ int rlvr_sb_write_id_maps(pid_t pid, const rlvr_sandbox_host *host) {
     char path[64], text[64];
     snprintf(path, sizeof path, "/proc/%d/uid_map", (int)pid);
     snprintf(text, sizeof text, "%u %u 1\n", SB_INNER_UID, (unsigned)host->host_uid);
-    if (write_text(path, text) != 0) return rlvr_error_errno_at(__FILE__, __LINE__, "writing %s", path);
+    if (rlvr_sb_write_text(path, text) != 0) return rlvr_error_errno_at(__FILE__, __LINE__, "writing %s", path);
     if (!host->privileged) {
         snprintf(path, sizeof path, "/proc/%d/setgroups", (int)pid);
-        if (write_text(path, "deny") != 0) return rlvr_error_errno_at(__FILE__, __LINE__, "writing %s", path);
+        if (rlvr_sb_write_text(path, "deny") != 0) return rlvr_error_errno_at(__FILE__, __LINE__, "writing %s", path);
     }
     snprintf(path, sizeof path, "/proc/%d/gid_map", (int)pid);
     snprintf(text, sizeof text, "%u %u 1\n", SB_INNER_GID, (unsigned)host->host_gid);
-    if (write_text(path, text) != 0) return rlvr_error_errno_at(__FILE__, __LINE__, "writing %s", path);
+    if (rlvr_sb_write_text(path, text) != 0) return rlvr_error_errno_at(__FILE__, __LINE__, "writing %s", path);
     return 0;
 }
 

@@ -47,6 +47,11 @@ struct rlvr_sandbox_host {
     pid_t spawner_owner; /* the process that started it (a fork of the runtime starts its own) */
     int spawner_sock;
     pthread_mutex_t spawner_lock; /* one request at a time */
+    /* environment images mounted for this host's sandboxes
+     * (sandbox_image.c) */
+    pthread_mutex_t images_lock;
+    struct rlvr_sb_image *images;
+    size_t image_mounts; /* image servers started (one per image per process) */
 };
 
 struct rlvr_snapshot {
@@ -70,6 +75,7 @@ struct rlvr_sandbox {
     bool has_judge; /* a judge directory is bound at RLVR_SANDBOX_JUDGE_DIR */
     bool landlock; /* enclaves only: confine writes (sandbox_confine.c) */
     rlvr_sandbox_network network; /* which seccomp program its runs load */
+    char workdir[256]; /* where commands find /work (the environment's working directory); "" for /work */
     /* the supervisor of the last finished run when it was still exiting
      * (tearing down its namespaces) as the run was finished: reaped before
      * the next run starts, so it never counts against that run's limits
@@ -89,7 +95,23 @@ typedef struct {
     const char *judge_dir;
     int64_t disk_bytes;
     const char *hostname;
+    /* the environment: a root tree replacing the system paths, as a
+     * detached mount (image_tree >= 0, image_dir NULL) or a host
+     * directory (image_dir); neither: the host's system paths */
+    int image_tree;
+    const char *image_dir;
+    const char *workdir; /* NULL: /work only */
 } rlvr_sb_holder_plan;
+
+/* What an image server mounts (sandbox_image.c). */
+typedef struct {
+    const char *path;       /* the SquashFS or SIF file */
+    const char *mountpoint; /* an empty directory in the host's scratch */
+    uint64_t offset, size;  /* the SquashFS region of the file */
+    bool privileged;        /* the runtime is root: try the kernel's squashfs first */
+} rlvr_sb_image_plan;
+
+typedef struct rlvr_sb_image rlvr_sb_image;
 
 /* What one run does: a command (exec mode) or the runtime's function (call
  * mode), in sandbox `sb`. */
@@ -141,6 +163,18 @@ void rlvr_sb_reap_exiting(rlvr_sandbox *sb, bool block);
  * control characters. */
 bool rlvr_sb_path_is_simple(const char *p);
 
+/* ---- sandbox_image.c: environment images ------------------------------------ */
+
+/* The image at `path` for one sandbox: mounted on the host's first use,
+ * then a fresh detached tree of it in *tree (for a directory image, an
+ * O_PATH descriptor of it, and *directory set); the way it was mounted in
+ * `how` (NULL: not wanted). */
+int rlvr_sb_image_acquire(rlvr_sandbox_host *host, const char *path, int *tree, bool *directory, char *how,
+                          size_t cap);
+
+/* Ends every image server of the host (its sandboxes must be gone). */
+void rlvr_sb_images_free(rlvr_sandbox_host *host);
+
 /* ---- sandbox_spawner.c ------------------------------------------------------ */
 
 /* Starts the host's spawner. Called once the host's fields are final: the
@@ -155,13 +189,20 @@ void rlvr_spawner_stop(rlvr_sandbox_host *host);
 int rlvr_sb_spawn_holder(rlvr_sandbox_host *host, const rlvr_sb_holder_plan *p, const int *fds, pid_t *pid,
                          int *pidfd);
 
+/* Has the spawner fork an image server for `p`; `sock` its end of the
+ * socket (sandbox_image.c). */
+int rlvr_sb_spawn_image(rlvr_sandbox_host *host, const rlvr_sb_image_plan *p, int sock, pid_t *pid, int *pidfd);
+
 /* Has the spawner fork a supervisor for `plan`; fds: output, results (-1
  * allowed), status and stop pipes (sandbox_supervisor.c). */
 int rlvr_sb_spawn_supervisor(const rlvr_sb_run_plan *plan, const int *fds, pid_t *pid, int *pidfd);
 
 /* ---- the process roles: each never returns ----------------------------------- */
 
-/* sandbox_holder.c. fds: report, go, command pipes. */
+/* sandbox_image.c. fds: the socket to the runtime. */
+void rlvr_sb_image_main(const rlvr_sb_image_plan *plan, int *fds) __attribute__((noreturn));
+
+/* sandbox_holder.c. fds: report, go, command pipes, the image's tree (-1: none). */
 void rlvr_sb_holder_main(pid_t parent, int *fds, const rlvr_sb_holder_plan *plan) __attribute__((noreturn));
 
 /* sandbox_supervisor.c. fds: output, results (-1 allowed), status, stop. */
@@ -221,6 +262,9 @@ int rlvr_sb_write_all(int fd, const void *data, size_t len);
 int rlvr_sb_read_message(int fd, char *buf, size_t cap);
 
 /* ---- sandbox_ids.c: user-namespace identity -------------------------------------- */
+
+/* Writes `text` to the existing file `path` (a /proc map); -1 with errno. */
+int rlvr_sb_write_text(const char *path, const char *text);
 
 /* Writes the uid/gid maps of the holder `pid` (from the runtime). */
 int rlvr_sb_write_id_maps(pid_t pid, const rlvr_sandbox_host *host);

@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -43,13 +44,11 @@ static int bind_ro(const char *src, const char *dst) {
     return make_ro(dst, true);
 }
 
-/* Binds host path `src` read-only at root+src: directories and files as
- * binds, symbolic links re-created as links; missing paths are skipped. */
-static void bind_system_path(int err_fd, const char *root, const char *src) {
+/* Binds `src` read-only at `dst`: directories and files as binds,
+ * symbolic links re-created as links; a missing `src` is skipped. */
+static void bind_entry(int err_fd, const char *src, const char *dst) {
     struct stat st;
     if (lstat(src, &st) != 0) return;
-    char dst[PATH_MAX];
-    rlvr_sb_path(err_fd, dst, sizeof dst, "%s%s", root, src);
     char parent[PATH_MAX];
     rlvr_sb_path(err_fd, parent, sizeof parent, "%s", dst);
     char *slash = strrchr(parent, '/');
@@ -73,6 +72,13 @@ static void bind_system_path(int err_fd, const char *root, const char *src) {
     }
     if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) != 0) rlvr_sb_fail(err_fd, RLVR_SANDBOX_STAGE_OTHER, "bind %s", src);
     if (make_ro(dst, true) != 0) rlvr_sb_fail(err_fd, RLVR_SANDBOX_STAGE_OTHER, "making %s read-only", src);
+}
+
+/* Binds host path `src` read-only at root+src. */
+static void bind_system_path(int err_fd, const char *root, const char *src) {
+    char dst[PATH_MAX];
+    rlvr_sb_path(err_fd, dst, sizeof dst, "%s%s", root, src);
+    bind_entry(err_fd, src, dst);
 }
 
 static bool system_path_listed(const rlvr_sandbox_host *host, const char *path) {
@@ -203,6 +209,10 @@ void rlvr_sb_mount_work(int err_fd, const rlvr_sb_holder_plan *p) {
     if (p->overlay) mount_overlay(err_fd, state, lower, work);
     else mount_copy(err_fd, state, lower, work);
     protect_readonly(err_fd, work, p->readonly);
+    /* the environment's working directory is the same tree (its read-only
+     * paths included): commands start there */
+    if (p->workdir && mount(work, p->workdir, NULL, MS_BIND | MS_REC, NULL) != 0)
+        rlvr_sb_fail(err_fd, RLVR_SANDBOX_STAGE_OTHER, "binding /work at %s", p->workdir);
 }
 
 /* The root tmpfs and its skeleton, and the snapshot bound read-only at
@@ -252,16 +262,74 @@ static void bind_hidden_dirs(int err_fd, const char *root, const rlvr_sb_holder_
     }
 }
 
+/* The names at the top of the root the sandbox makes itself: an image's
+ * own are not bound. */
+static bool sandbox_owned(const char *name) {
+    static const char *const owned[] = {".", "..", "proc", "tmp", "dev", "sys", "work", ".rlvr"};
+    for (size_t i = 0; i < sizeof owned / sizeof *owned; i++)
+        if (strcmp(owned[i], name) == 0) return true;
+    return false;
+}
+
+/* The environment's root tree in place of the system paths: attached (a
+ * detached tree from the image server) or bound (a directory) at a
+ * staging point, its top-level entries bound read-only into the root one
+ * by one (the sandbox's own mount points stay the sandbox's), the staging
+ * point gone again. Synthetic /etc files only where the image has no
+ * /etc. */
+static void mount_image(int err_fd, const char *root, const rlvr_sb_holder_plan *p) {
+    char stage[PATH_MAX], src[PATH_MAX], dst[PATH_MAX];
+    rlvr_sb_path(err_fd, stage, sizeof stage, "%s/.rlvr/image", root);
+    if (mkdir(stage, 0755) != 0) rlvr_sb_fail(err_fd, RLVR_SANDBOX_STAGE_OTHER, "mkdir %s", stage);
+    if (p->image_dir) {
+        if (mount(p->image_dir, stage, NULL, MS_BIND | MS_REC, NULL) != 0)
+            rlvr_sb_fail(err_fd, RLVR_SANDBOX_STAGE_OTHER, "binding the environment %s", p->image_dir);
+    } else if (syscall(SYS_move_mount, p->image_tree, "", AT_FDCWD, stage, MOVE_MOUNT_F_EMPTY_PATH) != 0) {
+        rlvr_sb_fail(err_fd, RLVR_SANDBOX_STAGE_OTHER, "attaching the environment image");
+    }
+    DIR *d = opendir(stage);
+    if (!d) rlvr_sb_fail(err_fd, RLVR_SANDBOX_STAGE_OTHER, "reading the environment's root");
+    bool etc = false;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (sandbox_owned(e->d_name)) continue;
+        etc = etc || strcmp(e->d_name, "etc") == 0;
+        rlvr_sb_path(err_fd, src, sizeof src, "%s/%s", stage, e->d_name);
+        rlvr_sb_path(err_fd, dst, sizeof dst, "%s/%s", root, e->d_name);
+        bind_entry(err_fd, src, dst);
+    }
+    closedir(d);
+    if (umount2(stage, MNT_DETACH) != 0 || rmdir(stage) != 0)
+        rlvr_sb_fail(err_fd, RLVR_SANDBOX_STAGE_OTHER, "detaching the environment's staging point");
+    if (!etc) write_etc(err_fd, root, p->host);
+}
+
+/* The working directory's mount point, where the image has none: a new
+ * name directly under the root (the task check refused anything else). */
+static void make_workdir_point(int err_fd, const char *root, const char *workdir) {
+    char path[PATH_MAX];
+    rlvr_sb_path(err_fd, path, sizeof path, "%s%s", root, workdir);
+    struct stat st;
+    if (lstat(path, &st) == 0) return;
+    if (mkdir(path, 0755) != 0) rlvr_sb_fail(err_fd, RLVR_SANDBOX_STAGE_OTHER, "mkdir %s", path);
+}
+
 void rlvr_sb_mount_root(int err_fd, const char *root, const rlvr_sb_holder_plan *p) {
     mount_skeleton(err_fd, root, p->lower);
-    for (size_t i = 0; i < p->host->n_system_paths; i++) bind_system_path(err_fd, root, p->host->system_paths[i]);
-    write_etc(err_fd, root, p->host);
+    if (p->image_tree >= 0 || p->image_dir) {
+        mount_image(err_fd, root, p);
+    } else {
+        for (size_t i = 0; i < p->host->n_system_paths; i++) bind_system_path(err_fd, root, p->host->system_paths[i]);
+        write_etc(err_fd, root, p->host);
+    }
+    if (p->workdir) make_workdir_point(err_fd, root, p->workdir);
     make_dev(err_fd, root);
     mount_run_points(err_fd, root);
     bind_hidden_dirs(err_fd, root, p);
 }
 
 void rlvr_sb_remount_work(int err_fd, const rlvr_sb_holder_plan *p) {
+    if (p->workdir && umount2(p->workdir, MNT_DETACH) != 0)
+        rlvr_sb_fail(err_fd, RLVR_SANDBOX_STAGE_OTHER, "unmounting %s", p->workdir);
     if (umount2("/work", MNT_DETACH) != 0) rlvr_sb_fail(err_fd, RLVR_SANDBOX_STAGE_OTHER, "unmounting /work");
     if (umount2("/.rlvr/state", MNT_DETACH) != 0)
         rlvr_sb_fail(err_fd, RLVR_SANDBOX_STAGE_OTHER, "unmounting the state");

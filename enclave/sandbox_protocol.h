@@ -14,6 +14,7 @@ typedef enum {
     RLVR_SANDBOX_ROLE_INIT,        /* sandbox_init.c: pid 1 of a run: reaps, samples, ends the run */
     RLVR_SANDBOX_ROLE_PREPARE,     /* sandbox_prepare.c: the runtime's prepare step, before the command */
     RLVR_SANDBOX_ROLE_COMMAND,     /* sandbox_command.c: the command (exec) or the runtime's function (call) */
+    RLVR_SANDBOX_ROLE_IMAGE,       /* sandbox_image.c: mounts one environment image, hands out its trees */
 } rlvr_sandbox_role;
 
 /* Control bytes on the pipes between the runtime and a sandbox's processes.

@@ -54,9 +54,16 @@ typedef struct {
 typedef struct {
     const rlvr_sandbox_host *host; /* valid in the spawner, forked after the host was made */
     int64_t disk_bytes;
-    uint64_t dir, lower, readonly, private_dir, judge_dir, hostname;
+    uint64_t dir, lower, readonly, private_dir, judge_dir, hostname, image_dir, workdir;
     int32_t overlay;
 } wire_holder;
+
+/* An image server's plan in the image. */
+typedef struct {
+    uint64_t path, mountpoint;
+    uint64_t offset, size;
+    int32_t privileged;
+} wire_image;
 
 /* A run's plan in the image. The sandbox goes by value (its host pointer is
  * valid in the spawner). */
@@ -87,8 +94,20 @@ static void spawned_holder(pid_t spawner, char *image, uint64_t root, int *fds) 
         .judge_dir = rlvr_flat_at(image, w->judge_dir),
         .disk_bytes = w->disk_bytes,
         .hostname = rlvr_flat_at(image, w->hostname),
+        .image_tree = fds[3],
+        .image_dir = rlvr_flat_at(image, w->image_dir),
+        .workdir = rlvr_flat_at(image, w->workdir),
     };
     rlvr_sb_holder_main(spawner, fds, &plan);
+}
+
+static void spawned_image(char *image, uint64_t root, int *fds) __attribute__((noreturn));
+
+static void spawned_image(char *image, uint64_t root, int *fds) {
+    const wire_image *w = (const wire_image *)(void *)(image + root);
+    rlvr_sb_image_plan plan = {.path = rlvr_flat_at(image, w->path), .mountpoint = rlvr_flat_at(image, w->mountpoint),
+                               .offset = w->offset, .size = w->size, .privileged = w->privileged != 0};
+    rlvr_sb_image_main(&plan, fds);
 }
 
 static void spawned_supervisor(pid_t spawner, char *image, uint64_t root, int *fds) __attribute__((noreturn));
@@ -125,6 +144,7 @@ static void spawned_main(const spawn_request *req, pid_t spawner, int *slots) {
     if (image == MAP_FAILED) _exit(RLVR_SANDBOX_EXIT_NO_PLAN);
     close(slots[0]);
     if (req->role == RLVR_SANDBOX_ROLE_HOLDER) spawned_holder(spawner, image, req->root, slots + 1);
+    if (req->role == RLVR_SANDBOX_ROLE_IMAGE) spawned_image(image, req->root, slots + 1);
     spawned_supervisor(spawner, image, req->root, slots + 1);
 }
 
@@ -405,8 +425,23 @@ int rlvr_sb_spawn_holder(rlvr_sandbox_host *host, const rlvr_sb_holder_plan *p, 
     w.private_dir = rlvr_flat_str(&f, p->private_dir);
     w.judge_dir = rlvr_flat_str(&f, p->judge_dir);
     w.hostname = rlvr_flat_str(&f, p->hostname);
+    w.image_dir = rlvr_flat_str(&f, p->image_dir);
+    w.workdir = rlvr_flat_str(&f, p->workdir);
     if (!f.failed) memcpy(f.data + root, &w, sizeof w);
-    int rc = spawn(host, RLVR_SANDBOX_ROLE_HOLDER, &f, root, fds, 3, pid, pidfd);
+    int slots[4] = {fds[0], fds[1], fds[2], p->image_tree};
+    int rc = spawn(host, RLVR_SANDBOX_ROLE_HOLDER, &f, root, slots, 4, pid, pidfd);
+    rlvr_flat_free(&f);
+    return rc;
+}
+
+int rlvr_sb_spawn_image(rlvr_sandbox_host *host, const rlvr_sb_image_plan *p, int sock, pid_t *pid, int *pidfd) {
+    rlvr_flat f = {0};
+    uint64_t root = rlvr_flat_put(&f, NULL, sizeof(wire_image));
+    wire_image w = {.offset = p->offset, .size = p->size, .privileged = p->privileged};
+    w.path = rlvr_flat_str(&f, p->path);
+    w.mountpoint = rlvr_flat_str(&f, p->mountpoint);
+    if (!f.failed) memcpy(f.data + root, &w, sizeof w);
+    int rc = spawn(host, RLVR_SANDBOX_ROLE_IMAGE, &f, root, &sock, 1, pid, pidfd);
     rlvr_flat_free(&f);
     return rc;
 }

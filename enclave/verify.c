@@ -41,6 +41,9 @@ struct rlvr_verify_task {
     bool fresh;
     rlvr_sandbox_network network;
     char *results_junit; /* the JUnit file's path in /work, or NULL: TAP on the results descriptor */
+    char *environment;   /* the environment image, or NULL: the host's system paths */
+    char *workdir;       /* where commands start, or NULL: /work */
+    char **env;          /* the task's own environment entries */
     rlvr_diffgate_rules rules;
     rlvr_sandbox *enclave; /* pooled: restored (rlvr_sandbox_reset) before every run but the first */
     bool used;
@@ -197,6 +200,13 @@ int rlvr_verify_task_new(rlvr_verify_task **out, rlvr_sandbox_host *host, const 
         rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
     if (rc == 0 && spec->results_junit && !(t->results_junit = strdup(spec->results_junit)))
         rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    if (rc == 0 && spec->environment && !(t->environment = strdup(spec->environment)))
+        rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    if (rc == 0 && spec->workdir && !(t->workdir = strdup(spec->workdir))) rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    if (rc == 0) rc = list_extend(&t->env, spec->env);
+    /* the environment is mounted (once per process) and checked now, so a
+     * task that cannot run fails here naming its image, not in a run */
+    if (rc == 0 && spec->environment) rc = rlvr_sandbox_host_image(host, spec->environment, spec->workdir, NULL, 0);
     if (rc == 0 && spec->editable_globs) rc = list_extend(&t->editable, spec->editable_globs);
     if (rc == 0 && spec->editable_globs && !t->editable) rc = list_extend(&t->editable, NULL);
     if (rc == 0 && (spec->fail_to_pass || spec->pass_to_pass)) {
@@ -277,6 +287,9 @@ void rlvr_verify_task_free(rlvr_verify_task *t) {
     list_free(t->readonly);
     free(t->test_command);
     free(t->results_junit);
+    free(t->environment);
+    free(t->workdir);
+    list_free(t->env);
     list_free(t->required);
     list_free(t->pass_to_pass);
     list_free(t->order);
@@ -441,7 +454,7 @@ static int enclave_ready(rlvr_verify_task *t) {
         rlvr_sandbox_options opt = {.version = RLVR_SANDBOX_OPTIONS_VERSION, .kind = RLVR_SANDBOX_ENCLAVE,
                                     .tree = t->snap, .readonly = (const char *const *)t->readonly, .limits = t->limits,
                                     .judge_dir = t->judge ? rlvr_judge_dir(t->judge) : NULL,
-                                    .network = t->network};
+                                    .network = t->network, .environment = t->environment, .workdir = t->workdir};
         RLVR_TRY(rlvr_sandbox_new(&t->enclave, t->host, &opt));
     }
     t->used = true;
@@ -542,10 +555,19 @@ int rlvr_verify_run_once(rlvr_verify_task *t, const char *patch, size_t len, uin
     arg->len = len;
     if (len) memcpy(arg->patch, patch, len);
     strcpy(arg->patch + len, results);
-    const char *env[] = {seed_env, order, NULL};
+    size_t n_env = list_len((const char *const *)t->env);
+    const char **env = calloc(n_env + 3, sizeof *env);
+    if (!env) {
+        free(order);
+        free(arg);
+        return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    }
+    env[0] = seed_env;
+    env[1] = order;
+    for (size_t i = 0; i < n_env; i++) env[2 + i] = t->env[i];
     const char *sh_argv[] = {"/bin/sh", "-c", t->test_command, NULL};
-    rlvr_sandbox_cmd apply = {.version = RLVR_SANDBOX_CMD_VERSION, .prepare = apply_fn, .prepare_arg = arg,
-                              .prepare_arg_len = arg_len};
+    rlvr_sandbox_cmd apply = {.version = RLVR_SANDBOX_CMD_VERSION, .env = env + 2, .prepare = apply_fn,
+                              .prepare_arg = arg, .prepare_arg_len = arg_len};
     /* the tests: the judge from its descriptor, or the test command; they
      * apply the patch themselves when no build runs first */
     rlvr_sandbox_cmd tests = {.version = RLVR_SANDBOX_CMD_VERSION,
@@ -567,6 +589,7 @@ int rlvr_verify_run_once(rlvr_verify_task *t, const char *patch, size_t len, uin
     }
     free(order);
     free(arg);
+    free(env);
     if (rc == RLVR_ENOMEM) return rc;
     if (rc < 0) {
         out->infra = true;

@@ -83,9 +83,16 @@ typedef struct {
                                           are over, enclave/junit.h) instead of as TAP on the results
                                           descriptor; NULL: TAP. The path is protected: no patch may create
                                           it */
+    const char *environment;           /* the root tree the build, the judge or the test command run in
+                                          (a directory, SquashFS or SIF image, enclave/image.h); NULL: the
+                                          host's system paths */
+    const char *workdir;               /* where the repository appears in the environment and commands start
+                                          (the same tree as /work); NULL: /work */
+    const char *const *env;            /* "KEY=VALUE" entries added to the build's and the tests'
+                                          environment; NULL: none */
 } rlvr_verify_spec;
 
-#define RLVR_VERIFY_SPEC_VERSION 3
+#define RLVR_VERIFY_SPEC_VERSION 4
 
 /* The verdict: everything that may leave the verifier. */
 typedef struct {

@@ -10,7 +10,7 @@ packages=(
   libopenmpi-dev openmpi-bin libpmix-dev
   libhdf5-openmpi-dev hdf5-tools libdeflate-dev libisal-dev
   libgit2-dev libseccomp-dev libexpat1-dev tcc libpcre2-dev libutf8proc-dev
-  util-linux iproute2 unzip xxd
+  util-linux iproute2 unzip xxd squashfs-tools squashfuse
   slurm-wlm munge
   chromium
   python3-torch python3-h5py python3-numpy python3-venv python3-pytest

@@ -408,6 +408,17 @@ int fixture_count_entries(const char *dir) {
 
 int fixture_host(rlvr_sandbox_host **out, bool overlay) { return fixture_host_paths(out, overlay, NULL); }
 
+int fixture_variant(int argc, char **argv, bool *unprivileged, bool *copy, char **scratch, const char *prefix) {
+    *unprivileged = *copy = false;
+    for (int i = 1; i < argc; i++) {
+        *unprivileged |= strcmp(argv[i], "--unprivileged") == 0;
+        *copy |= strcmp(argv[i], "--copy") == 0;
+    }
+    if (*unprivileged && geteuid() == 0) return RLVR_FAIL(RLVR_EINVAL, "--unprivileged, but running as root");
+    const char *tmp = getenv("TMPDIR");
+    return rlvr_fs_mkdtemp(scratch, tmp ? tmp : "/tmp", prefix);
+}
+
 int fixture_host_paths(rlvr_sandbox_host **out, bool overlay, const char *system_paths) {
     rlvr_sandbox_host_options opt = RLVR_SANDBOX_HOST_OPTIONS_INIT;
     opt.overlay = overlay;

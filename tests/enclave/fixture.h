@@ -98,6 +98,11 @@ int fixture_host(rlvr_sandbox_host **out, bool overlay);
  * RLVR_SANDBOX_SYSTEM_PATHS). */
 int fixture_host_paths(rlvr_sandbox_host **out, bool overlay, const char *system_paths);
 
+/* The variant a four-variant test runs (--unprivileged: as uid 65534,
+ * checked; --copy: copied snapshots) and its scratch directory under
+ * $TMPDIR (caller removes and frees). */
+int fixture_variant(int argc, char **argv, bool *unprivileged, bool *copy, char **scratch, const char *prefix);
+
 /* Entries of a directory, hidden ones excepted (e.g. /proc/self/fd). */
 int fixture_count_entries(const char *dir);
 

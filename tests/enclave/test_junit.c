@@ -552,15 +552,9 @@ static void test_pytest_task(const char *scratch) {
 
 int main(int argc, char **argv) {
     rlvr_log_init_from_env();
-    bool unprivileged = false, copy = false;
-    for (int i = 1; i < argc; i++) {
-        unprivileged |= strcmp(argv[i], "--unprivileged") == 0;
-        copy |= strcmp(argv[i], "--copy") == 0;
-    }
-    if (unprivileged) CHECK(geteuid() != 0);
+    bool unprivileged, copy;
     char *scratch = NULL;
-    const char *tmp = getenv("TMPDIR");
-    CHECK_OK(rlvr_fs_mkdtemp(&scratch, tmp ? tmp : "/tmp", "rlvr-junit-"));
+    CHECK_OK(fixture_variant(argc, argv, &unprivileged, &copy, &scratch, "rlvr-junit-"));
     if (!scratch) return test_summary("test_junit");
     test_mangle();
     test_ids_and_statuses();
