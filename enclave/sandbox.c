@@ -85,6 +85,15 @@ static int options_check(const rlvr_sandbox_options *opt) {
         return RLVR_FAIL(RLVR_EINVAL, "judge directory \"%s\" must be absolute", opt->judge_dir);
     if (opt->network != RLVR_SANDBOX_NET_NONE && opt->network != RLVR_SANDBOX_NET_LOOPBACK)
         return RLVR_FAIL(RLVR_EINVAL, "sandbox network %d is neither none nor loopback", (int)opt->network);
+    size_t env_bytes = 1, env_n = 0;
+    for (const char *const *e = opt->env; e && *e; e++, env_n++) {
+        const char *eq = strchr(*e, '=');
+        if (!eq || eq == *e) return RLVR_FAIL(RLVR_EINVAL, "sandbox environment entry \"%s\" is not KEY=VALUE", *e);
+        env_bytes += strlen(*e) + 1;
+    }
+    if (env_n > 32 || env_bytes > sizeof ((rlvr_sandbox *)0)->env)
+        return RLVR_FAIL(RLVR_EINVAL, "sandbox environment: %zu entries of %zu bytes; at most 32 and %zu", env_n,
+                         env_bytes, sizeof ((rlvr_sandbox *)0)->env);
     if (opt->workdir) {
         RLVR_TRY(rlvr_image_workdir_check(opt->workdir));
         if (strlen(opt->workdir) >= sizeof ((rlvr_sandbox *)0)->workdir)
@@ -109,6 +118,12 @@ static int sandbox_alloc(rlvr_sandbox **out, rlvr_sandbox_host *host, const rlvr
     sb->landlock = host->landlock && opt->kind == RLVR_SANDBOX_ENCLAVE;
     sb->network = opt->network;
     if (opt->workdir && strcmp(opt->workdir, "/work") != 0) snprintf(sb->workdir, sizeof sb->workdir, "%s", opt->workdir);
+    size_t at = 0; /* fits: options_check measured it */
+    for (const char *const *e = opt->env; e && *e; e++) {
+        size_t n = strlen(*e) + 1;
+        memcpy(sb->env + at, *e, n);
+        at += n;
+    }
     int rc = rlvr_fs_mkdtemp(&sb->dir, host->scratch, "sb-");
     char path[PATH_MAX];
     if (rc == 0 && chmod(sb->dir, 0711) != 0) rc = rlvr_error_errno_at(__FILE__, __LINE__, "chmod %s", sb->dir);

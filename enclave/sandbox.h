@@ -158,6 +158,9 @@ typedef struct {
                                     host's system paths */
     const char *workdir;         /* absolute path where commands find /work and start (the same
                                     tree, bound there too); NULL: /work */
+    const char *const *env;      /* NULL-terminated "KEY=VALUE" added to every command's environment
+                                    (replacing a base entry of the same name; a command's own entries
+                                    replace these), at most 32 entries and 4 KiB in all; NULL: none */
 } rlvr_sandbox_options;
 
 #define RLVR_SANDBOX_OPTIONS_VERSION 4
@@ -249,8 +252,9 @@ typedef struct {
  * (see *res); a negative code when the sandbox itself failed (infrastructure:
  * the caller reports RLVR_VERDICT_INFRA, never a policy failure).
  * The minimal environment is PATH, HOME=/tmp, TMPDIR=/tmp, LANG=C.UTF-8,
- * USER=sandbox, and RLVR_RESULTS_FD when results_fd is set; nothing of the
- * runtime's own environment leaks in. stdin is /dev/null. */
+ * USER=sandbox, and RLVR_RESULTS_FD when results_fd is set, then the
+ * sandbox's env and the command's own (each replacing an entry of the same
+ * name); nothing of the runtime's own environment leaks in. stdin is /dev/null. */
 int rlvr_sandbox_exec(rlvr_sandbox *sb, const rlvr_sandbox_cmd *cmd, rlvr_sandbox_result *res);
 
 /* Runs the runtime's own function inside the sandbox under the same

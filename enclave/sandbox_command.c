@@ -25,15 +25,32 @@ static const char *const base_env[] = {
     "LOGNAME=sandbox", "SHELL=/bin/sh",
 };
 
+/* Whether `later` (NULL-terminated entries) sets the variable of `entry`. */
+static bool env_replaced(const char *entry, const char *const *later) {
+    size_t key = strcspn(entry, "=");
+    for (const char *const *l = later; l && *l; l++)
+        if (strncmp(*l, entry, key + 1) == 0) return true;
+    return false;
+}
+
 /* The command's environment: the base, RLVR_RESULTS_FD when it has a
- * results channel, then its own entries (at most 63 in all). */
-static void command_env(const rlvr_sandbox_cmd *cmd, const char **envp, char *results_env, size_t results_cap) {
+ * results channel, the sandbox's own entries, then the command's (at most
+ * 63 in all); an entry replaces an earlier one of the same name. */
+static void command_env(const rlvr_sandbox *sb, const rlvr_sandbox_cmd *cmd, const char **envp, char *results_env,
+                        size_t results_cap) {
+    const char *own[33];
+    size_t n_own = 0;
+    for (const char *e = sb->env; *e && n_own < 32; e += strlen(e) + 1) own[n_own++] = e;
+    own[n_own] = NULL;
     size_t n = 0;
-    for (size_t i = 0; i < sizeof base_env / sizeof *base_env; i++) envp[n++] = base_env[i];
+    for (size_t i = 0; i < sizeof base_env / sizeof *base_env; i++)
+        if (!env_replaced(base_env[i], own) && !env_replaced(base_env[i], cmd->env)) envp[n++] = base_env[i];
     if (cmd->results_fd) {
         snprintf(results_env, results_cap, "RLVR_RESULTS_FD=%d", RLVR_SANDBOX_RESULTS_FD);
         envp[n++] = results_env;
     }
+    for (size_t i = 0; i < n_own; i++)
+        if (!env_replaced(own[i], cmd->env)) envp[n++] = own[i];
     for (const char *const *e = cmd->env; e && *e && n < 63; e++) envp[n++] = *e;
     envp[n] = NULL;
 }
@@ -49,12 +66,12 @@ static const char *command_path(const char *prog, char *found, size_t cap) {
     return prog;
 }
 
-static void exec_command(const rlvr_sandbox_cmd *cmd) __attribute__((noreturn));
+static void exec_command(const rlvr_sandbox *sb, const rlvr_sandbox_cmd *cmd) __attribute__((noreturn));
 
-static void exec_command(const rlvr_sandbox_cmd *cmd) {
+static void exec_command(const rlvr_sandbox *sb, const rlvr_sandbox_cmd *cmd) {
     const char *envp[64];
     char results_env[32];
-    command_env(cmd, envp, results_env, sizeof results_env);
+    command_env(sb, cmd, envp, results_env, sizeof results_env);
     char found[PATH_MAX];
     const char *prog = command_path(cmd->argv[0], found, sizeof found);
     if (cmd->judge) /* from the descriptor: the directory is hidden by now */
@@ -74,7 +91,7 @@ void rlvr_sb_command_main(const rlvr_sb_run_plan *plan, int out, int results, in
     err = rlvr_sb_confine(plan, true, out, results, err, judge);
     const rlvr_sandbox_limits *l = &plan->sb->limits;
     rlvr_sb_set_limit(err, RLIMIT_AS, (rlim_t)l->memory_bytes, (rlim_t)l->memory_bytes, "as");
-    exec_command(plan->cmd);
+    exec_command(plan->sb, plan->cmd);
 }
 
 /* Init waits (CLONE_VFORK) until the exec. */

@@ -76,6 +76,7 @@ struct rlvr_sandbox {
     bool landlock; /* enclaves only: confine writes (sandbox_confine.c) */
     rlvr_sandbox_network network; /* which seccomp program its runs load */
     char workdir[256]; /* where commands find /work (the environment's working directory); "" for /work */
+    char env[4096];    /* the sandbox's own "KEY=VALUE" entries, each NUL-terminated, an empty one last */
     /* the supervisor of the last finished run when it was still exiting
      * (tearing down its namespaces) as the run was finished: reaped before
      * the next run starts, so it never counts against that run's limits

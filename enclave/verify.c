@@ -454,7 +454,8 @@ static int enclave_ready(rlvr_verify_task *t) {
         rlvr_sandbox_options opt = {.version = RLVR_SANDBOX_OPTIONS_VERSION, .kind = RLVR_SANDBOX_ENCLAVE,
                                     .tree = t->snap, .readonly = (const char *const *)t->readonly, .limits = t->limits,
                                     .judge_dir = t->judge ? rlvr_judge_dir(t->judge) : NULL,
-                                    .network = t->network, .environment = t->environment, .workdir = t->workdir};
+                                    .network = t->network, .environment = t->environment, .workdir = t->workdir,
+                                    .env = (const char *const *)t->env};
         RLVR_TRY(rlvr_sandbox_new(&t->enclave, t->host, &opt));
     }
     t->used = true;
@@ -555,19 +556,10 @@ int rlvr_verify_run_once(rlvr_verify_task *t, const char *patch, size_t len, uin
     arg->len = len;
     if (len) memcpy(arg->patch, patch, len);
     strcpy(arg->patch + len, results);
-    size_t n_env = list_len((const char *const *)t->env);
-    const char **env = calloc(n_env + 3, sizeof *env);
-    if (!env) {
-        free(order);
-        free(arg);
-        return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
-    }
-    env[0] = seed_env;
-    env[1] = order;
-    for (size_t i = 0; i < n_env; i++) env[2 + i] = t->env[i];
+    const char *env[] = {seed_env, order, NULL};
     const char *sh_argv[] = {"/bin/sh", "-c", t->test_command, NULL};
-    rlvr_sandbox_cmd apply = {.version = RLVR_SANDBOX_CMD_VERSION, .env = env + 2, .prepare = apply_fn,
-                              .prepare_arg = arg, .prepare_arg_len = arg_len};
+    rlvr_sandbox_cmd apply = {.version = RLVR_SANDBOX_CMD_VERSION, .prepare = apply_fn, .prepare_arg = arg,
+                              .prepare_arg_len = arg_len};
     /* the tests: the judge from its descriptor, or the test command; they
      * apply the patch themselves when no build runs first */
     rlvr_sandbox_cmd tests = {.version = RLVR_SANDBOX_CMD_VERSION,
@@ -589,7 +581,6 @@ int rlvr_verify_run_once(rlvr_verify_task *t, const char *patch, size_t len, uin
     }
     free(order);
     free(arg);
-    free(env);
     if (rc == RLVR_ENOMEM) return rc;
     if (rc < 0) {
         out->infra = true;

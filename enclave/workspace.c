@@ -84,7 +84,9 @@ int rlvr_workspace_new(rlvr_workspace **out, rlvr_sandbox_host *host, const rlvr
             for (const char *const *p = spec->readonly; p && *p; p++) ro[k++] = *p;
             rlvr_sandbox_options opt = {.version = RLVR_SANDBOX_OPTIONS_VERSION, .kind = RLVR_SANDBOX_WORKSPACE,
                                         .tree = ws->snap, .readonly = ro, .private_dir = ws->private_dir,
-                                        .limits = spec->limits, .network = spec->network};
+                                        .limits = spec->limits, .network = spec->network,
+                                        .environment = spec->environment, .workdir = spec->workdir,
+                                        .env = spec->env};
             rc = rlvr_sandbox_new(&ws->sb, host, &opt);
             free(ro);
         }

@@ -28,9 +28,12 @@ typedef struct {
     rlvr_sandbox_limits limits;      /* for every command the agent runs */
     size_t max_patch_bytes;          /* larger patches are refused at extraction (0: 512 KiB) */
     rlvr_sandbox_network network;    /* the task's: inet sockets on loopback, or none (the default) */
+    const char *environment;         /* the task's environment (rlvr_sandbox_options); NULL: the host's */
+    const char *workdir;             /* where the agent's commands start; NULL: /work */
+    const char *const *env;          /* the task's "KEY=VALUE" entries for every command; NULL: none */
 } rlvr_workspace_spec;
 
-#define RLVR_WORKSPACE_SPEC_VERSION 1
+#define RLVR_WORKSPACE_SPEC_VERSION 2
 
 int rlvr_workspace_new(rlvr_workspace **out, rlvr_sandbox_host *host, const rlvr_workspace_spec *spec);
 void rlvr_workspace_free(rlvr_workspace *ws);

@@ -261,7 +261,11 @@ static int check_tests(rlvr_task_check_result *out, const rlvr_task *t, rlvr_san
     int rc = rlvr_harness_verify_task_new(&vt, host, t, &limits, o->consensus_runs);
     if (rc == RLVR_ENOMEM) goto done;
     if (rc < 0) {
-        rc = verdict(out, RLVR_TASK_CHECK_BROKEN, "preparing the enclave: %s", rlvr_error_last());
+        /* an environment that cannot be mounted here is the machine's
+         * problem (the message says what each way met); one without
+         * /bin/sh or its working directory is the task's */
+        rc = verdict(out, rc == RLVR_ESANDBOX ? RLVR_TASK_CHECK_INFRA : RLVR_TASK_CHECK_BROKEN,
+                     "preparing the enclave: %s", rlvr_error_last());
         goto done;
     }
     rc = check_untouched(out, t, vt, o->seed);

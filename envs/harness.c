@@ -288,6 +288,12 @@ static const char **readonly_paths(const rlvr_task *t) {
     return v;
 }
 
+static const char **list_view(const rlvr_str_list *l) {
+    const char **v = calloc(l->n + 1, sizeof *v);
+    for (size_t i = 0; v && i < l->n; i++) v[i] = l->items[i];
+    return v;
+}
+
 static int workspace_open(env *e, const rlvr_harness_options *opt) {
     const rlvr_task *t = e->job->task;
     if (!opt->host) return RLVR_FAIL(RLVR_EINVAL, "task %s: a \"tests\" task needs a sandbox host", t->id);
@@ -295,14 +301,17 @@ static int workspace_open(env *e, const rlvr_harness_options *opt) {
         return RLVR_FAIL(RLVR_EUNSUPPORTED, "task %s: the workspace takes a repository directory, not a bundle", t->id);
     const char **pub = calloc(t->public_test_files.n + 1, sizeof *pub);
     const char **ro = readonly_paths(t);
+    const char **env_view = list_view(&t->environment_env);
     int rc = 0;
-    if (!pub || !ro) rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    if (!pub || !ro || !env_view) rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
     for (size_t i = 0; rc == 0 && i < t->public_test_files.n; i++) pub[i] = t->public_test_files.items[i];
     if (rc == 0) {
         rlvr_workspace_spec spec = {.version = RLVR_WORKSPACE_SPEC_VERSION, .repo_dir = t->repository_path,
                                     .base_commit = t->base_commit, .public_tests = pub, .readonly = ro,
                                     .limits = opt->tool_limits,
-                                    .network = t->network ? RLVR_SANDBOX_NET_LOOPBACK : RLVR_SANDBOX_NET_NONE};
+                                    .network = t->network ? RLVR_SANDBOX_NET_LOOPBACK : RLVR_SANDBOX_NET_NONE,
+                                    .environment = t->environment_path, .workdir = t->environment_workdir,
+                                    .env = env_view};
         if (spec.limits.wall_s <= 0) rlvr_sandbox_limits_default(&spec.limits);
         if (spec.limits.wall_s < e->b.tool_timeout_s) spec.limits.wall_s = e->b.tool_timeout_s;
         if (spec.limits.cpu_s < e->b.tool_timeout_s) spec.limits.cpu_s = e->b.tool_timeout_s;
@@ -310,6 +319,7 @@ static int workspace_open(env *e, const rlvr_harness_options *opt) {
     }
     free(pub);
     free(ro);
+    free(env_view);
     return rc;
 }
 
@@ -951,12 +961,6 @@ int rlvr_harness_run(rlvr_sampler *s, const rlvr_tokenizer *tok, const rlvr_harn
 
 /* ---- verification -------------------------------------------------------------------- */
 
-static const char **list_view(const rlvr_str_list *l) {
-    const char **v = calloc(l->n + 1, sizeof *v);
-    for (size_t i = 0; v && i < l->n; i++) v[i] = l->items[i];
-    return v;
-}
-
 void rlvr_harness_verify_views_free(rlvr_harness_verify_views *v) {
     free(v->f2p);
     free(v->p2p);
@@ -964,6 +968,7 @@ void rlvr_harness_verify_views_free(rlvr_harness_verify_views *v) {
     free(v->public_tests);
     free(v->editable);
     free(v->judge_argv);
+    free(v->env);
     memset(v, 0, sizeof *v);
 }
 
@@ -978,7 +983,8 @@ int rlvr_harness_verify_spec(rlvr_verify_spec *spec, rlvr_harness_verify_views *
     v->public_tests = list_view(&t->public_test_files);
     v->editable = list_view(&t->editable_paths);
     v->judge_argv = list_view(&t->judge_run);
-    if (!v->f2p || !v->p2p || !v->protected_globs || !v->public_tests || !v->editable || !v->judge_argv)
+    v->env = list_view(&t->environment_env);
+    if (!v->f2p || !v->p2p || !v->protected_globs || !v->public_tests || !v->editable || !v->judge_argv || !v->env)
         return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
     *spec = (rlvr_verify_spec){.version = RLVR_VERIFY_SPEC_VERSION, .repo_dir = t->repository_path,
                                .base_commit = t->base_commit, .hidden_dir = t->hidden_root_path,
@@ -989,7 +995,8 @@ int rlvr_harness_verify_spec(rlvr_verify_spec *spec, rlvr_harness_verify_views *
                                .judge_build = t->judge_build, .judge_argv = t->judge_build ? v->judge_argv : NULL,
                                .build_command = t->hidden_build_command,
                                .network = t->network ? RLVR_SANDBOX_NET_LOOPBACK : RLVR_SANDBOX_NET_NONE,
-                               .results_junit = t->hidden_results_junit};
+                               .results_junit = t->hidden_results_junit, .environment = t->environment_path,
+                               .workdir = t->environment_workdir, .env = v->env};
     return 0;
 }
 

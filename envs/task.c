@@ -4,6 +4,7 @@
 #include "core/config.h"
 #include "core/error.h"
 #include "enclave/diffgate.h"
+#include "enclave/image.h"
 #include "enclave/reason.h"
 #include "envs/tools.h"
 
@@ -73,11 +74,12 @@ void rlvr_task_free(rlvr_task *t) {
                         &t->repository, &t->repository_path, &t->base_commit, &t->public_test_command,
                         &t->hidden_root, &t->hidden_root_path, &t->hidden_test_command, &t->judge_build,
                         &t->hidden_build_command, &t->hidden_results_junit, &t->reference_patch,
-                        &t->reference_answer, &t->metadata_json};
+                        &t->reference_answer, &t->metadata_json, &t->environment, &t->environment_path,
+                        &t->environment_workdir};
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++) free(*strings[i]);
     rlvr_str_list *lists[] = {&t->public_test_files, &t->hidden_test_files, &t->fail_to_pass, &t->pass_to_pass,
                               &t->wrong_patches, &t->protected_paths, &t->wrong_answers, &t->judge_run,
-                              &t->editable_paths};
+                              &t->editable_paths, &t->environment_env};
     for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) rlvr_str_list_clear(lists[i]);
     free(t);
 }
@@ -443,6 +445,64 @@ static int read_network(const reader *r, json_t *root) {
     return rc;
 }
 
+/* environment.env: {"NAME": "value", ...} as "NAME=value" entries. Names
+ * are C identifiers; RLVR_* belong to rlvr. */
+static int read_environment_env(const reader *r, json_t *env) {
+    if (!env) return 0;
+    if (!json_is_object(env)) return field_error(r, "environment.env", "must be an object, not %s", json_kind(env));
+    const char *key;
+    json_t *value;
+    json_object_foreach(env, key, value) {
+        bool ok = (key[0] >= 'A' && key[0] <= 'Z') || (key[0] >= 'a' && key[0] <= 'z') || key[0] == '_';
+        for (const char *c = key; ok && *c; c++)
+            ok = (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_';
+        if (!ok || strncmp(key, "RLVR_", 5) == 0)
+            return field_error(r, "environment.env", "name \"%s\" must be a variable name (letters, digits, '_'; "
+                               "RLVR_* are rlvr's own)", key);
+        if (!json_is_string(value) || strlen(json_string_value(value)) != json_string_length(value))
+            return field_error(r, "environment.env", "value of %s must be a string without NUL bytes", key);
+        size_t n = strlen(key) + json_string_length(value) + 2;
+        char *entry = malloc(n);
+        if (!entry) return no_memory();
+        snprintf(entry, n, "%s=%s", key, json_string_value(value));
+        int rc = rlvr_str_list_add_unique(&r->task->environment_env, entry);
+        free(entry);
+        RLVR_TRY(rc);
+    }
+    if (r->task->environment_env.n > 32)
+        return field_error(r, "environment.env", "has %zu entries; at most 32", r->task->environment_env.n);
+    return 0;
+}
+
+/* "environment": "IMAGE" or {"image": IMAGE, "workdir": "/testbed", "env":
+ * {...}}. The image is inspected now (what it is, whether it is whole);
+ * whether it mounts and holds /bin/sh and the working directory is the
+ * task check's (and every verification's) to find out. */
+static int read_environment(const reader *r, json_t *root) {
+    rlvr_task *t = r->task;
+    json_t *e = json_object_get(root, "environment");
+    if (!e) return 0;
+    if (json_is_string(e)) {
+        RLVR_TRY(get_string(r, root, "", "environment", true, true, &t->environment));
+    } else if (json_is_object(e)) {
+        static const char *const keys[] = {"image", "workdir", "env", NULL};
+        RLVR_TRY(check_keys(r, e, "environment.", keys));
+        RLVR_TRY(get_string(r, e, "environment.", "image", true, true, &t->environment));
+        RLVR_TRY(get_string(r, e, "environment.", "workdir", false, true, &t->environment_workdir));
+        RLVR_TRY(read_environment_env(r, json_object_get(e, "env")));
+    } else {
+        return field_error(r, "environment", "must be an image path or an object, not %s", json_kind(e));
+    }
+    if (t->environment_workdir && rlvr_image_workdir_check(t->environment_workdir) < 0)
+        return field_error(r, "environment.workdir", "\"%s\" must be a plain absolute path outside /proc, /dev, /tmp, "
+                           "/sys and /.rlvr", t->environment_workdir);
+    if (!(t->environment_path = join_path(t->base_dir, t->environment))) return no_memory();
+    rlvr_image_info info;
+    if (rlvr_image_inspect(t->environment_path, &info) < 0)
+        return field_error(r, "environment", "%s", rlvr_error_last());
+    return 0;
+}
+
 static int read_tests_verifier(const reader *r, json_t *root) {
     rlvr_task *t = r->task;
     RLVR_TRY(read_repository(r, root));
@@ -460,6 +520,7 @@ static int read_tests_verifier(const reader *r, json_t *root) {
     RLVR_TRY(get_list(r, root, "", "protected_paths", false, false, false, &t->protected_paths));
     RLVR_TRY(get_list(r, root, "", "editable_paths", false, true, false, &t->editable_paths));
     RLVR_TRY(read_network(r, root));
+    RLVR_TRY(read_environment(r, root));
     if (t->editable_paths.n == 0) {
         t->editable_derived = true;
         return rlvr_task_editable_from_patch(t->reference_patch, &t->editable_paths);
@@ -583,13 +644,14 @@ static const char *const top_keys[] = {
     "format",         "id",           "family",       "template",        "split",         "split_key",
     "verifier",       "prompt",       "repository",   "base_commit",     "public_tests",  "hidden_tests",
     "FAIL_TO_PASS",   "PASS_TO_PASS", "reference_patch", "wrong_patches", "protected_paths", "editable_paths",
-    "network",        "arith",          "reference_answer", "wrong_answers", "tools",     "budgets",       "metadata",      NULL,
+    "network",        "environment",  "arith",          "reference_answer", "wrong_answers", "tools",     "budgets",
+    "metadata",       NULL,
 };
 
 /* Fields that belong to one verifier only. */
 static const char *const tests_only[] = {"repository",   "base_commit",     "public_tests",  "hidden_tests",
                                          "FAIL_TO_PASS", "PASS_TO_PASS",    "reference_patch", "wrong_patches",
-                                         "protected_paths", "editable_paths", "network", NULL};
+                                         "protected_paths", "editable_paths", "network", "environment", NULL};
 static const char *const arith_only[] = {"arith", "reference_answer", "wrong_answers", NULL};
 
 static int read_root(const reader *r, json_t *root) {
@@ -755,6 +817,22 @@ static int tests_json(const rlvr_task *t, json_t *o) {
     RLVR_TRY(set_new(o, "protected_paths", list_json(&t->protected_paths)));
     if (!t->editable_derived) RLVR_TRY(set_new(o, "editable_paths", list_json(&t->editable_paths)));
     if (t->network) RLVR_TRY(set_new(o, "network", json_string("loopback")));
+    if (t->environment) {
+        json_t *e = json_object();
+        RLVR_TRY(set_new(o, "environment", e));
+        RLVR_TRY(set_new(e, "image", json_string(t->environment)));
+        if (t->environment_workdir) RLVR_TRY(set_new(e, "workdir", json_string(t->environment_workdir)));
+        if (t->environment_env.n) {
+            json_t *vars = json_object();
+            RLVR_TRY(set_new(e, "env", vars));
+            for (size_t i = 0; i < t->environment_env.n; i++) {
+                const char *entry = t->environment_env.items[i], *eq = strchr(entry, '=');
+                char name[256];
+                snprintf(name, sizeof name, "%.*s", (int)(eq - entry), entry);
+                RLVR_TRY(set_new(vars, name, json_string(eq + 1)));
+            }
+        }
+    }
     return 0;
 }
 

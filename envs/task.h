@@ -99,6 +99,12 @@ typedef struct {
     bool editable_derived;           /* editable_paths came from the reference patch: not written back */
     bool network;                    /* "network": "loopback": the workspace's and the enclave's runs may
                                         open inet sockets on their own loopback (default "none": refused) */
+    /* "environment": the root tree the workspace's commands, the build and
+     * the hidden tests run in (enclave/image.h); NULL: the host's */
+    char *environment;               /* the image as written: a directory, SquashFS or SIF file */
+    char *environment_path;          /* resolved against the spec's directory */
+    char *environment_workdir;       /* where the repository appears and commands start; NULL: /work */
+    rlvr_str_list environment_env;   /* "KEY=VALUE" for every command, in the spec's order */
 
     /* verifier "arith" */
     rlvr_arith_problem arith;

@@ -263,6 +263,12 @@ int rlvr_run_check_pool(const char *pool_path, const char *manifest_path, const 
         if (job.error < 0) rc = rlvr_error_set(job.error, "%s", job.error_text);
     }
     *ok = 0, *total = n;
+    if (rc == 0 && host && rlvr_sandbox_host_image_mounts(host) > 0 && progress && !json) {
+        size_t with = 0;
+        for (size_t i = 0; i < n; i++) with += rlvr_task_pool_get(pool, i)->environment != NULL;
+        fprintf(progress, "environments: %zu task(s) ran in images; %zu image mount(s), shared by all their sandboxes\n",
+                with, rlvr_sandbox_host_image_mounts(host));
+    }
     if (rc == 0) {
         for (size_t i = 0; i < n; i++) *ok += job.results[i].status == RLVR_TASK_CHECK_OK;
         rc = rlvr_pool_manifest_write(manifest_path, pool, job.results, opts);
