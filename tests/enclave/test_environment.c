@@ -7,7 +7,10 @@
  * use it; and the refusals that name the file: neither a directory nor an
  * image, truncated and corrupt images, a SIF without a SquashFS partition,
  * an image without /bin/sh, a working directory outside the image or owned
- * by the sandbox. Run as root and as uid 65534, with overlays and copies. */
+ * by the sandbox. Red team: the image as a channel between verifications
+ * (a write into it never reaches the next, in any form; the control plants
+ * the module in a copy and the reader wins). Run as root and as uid 65534,
+ * with overlays and copies. */
 #include "enclave/fsutil.h"
 #include "enclave/gitrepo.h"
 #include "enclave/image.h"
@@ -315,6 +318,70 @@ static void test_pytest_inside(const images *im, const char *scratch) {
               "file; the SquashFS file was mounted by the refusals' check)", mounts, mounts_before);
 }
 
+/* ---- red team: the image as a channel ------------------------------------------------ */
+
+/* The writer leaves a correct `mul` in every directory Python imports from
+ * (the image's site-packages and standard library among them); the reader
+ * is the bug, unless such a module is there to import. */
+static const char writer[] =
+    "import sys\n"
+    "def mul(a, b):\n    return a + b\n"
+    "for d in sys.path + ['/usr/lib/python3/dist-packages', '/usr/local/lib', '/']:\n"
+    "    try:\n"
+    "        open(d + '/rlvr_planted.py', 'w').write('def mul(a, b):\\n    return a * b\\n')\n"
+    "    except OSError:\n"
+    "        pass\n";
+static const char reader[] =
+    "try:\n    from rlvr_planted import mul\n"
+    "except ImportError:\n    def mul(a, b):\n        return a + b\n";
+
+/* Whatever a verification writes into the environment is gone before the
+ * next: the image is read-only in every form (a directory's bind too), and
+ * each sandbox has its own view of it. The control: the reader passes in
+ * a copy of the directory environment that holds the planted module, as it
+ * would if a write had stuck. */
+static void test_image_channel(const images *im, const char *scratch) {
+    calc_task c;
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/channel", scratch);
+    make_task(dir, &c);
+    const char *forms[] = {im->root, im->sqfs, im->sif};
+    for (int i = 0; i < 3; i++) {
+        rlvr_verify_spec spec = calc_spec(&c, forms[i]);
+        rlvr_verify_task *pooled = NULL, *fresh = NULL;
+        CHECK_OK(rlvr_verify_task_new(&pooled, host, &spec));
+        spec.fresh_enclaves = true;
+        CHECK_OK(rlvr_verify_task_new(&fresh, host, &spec));
+        if (!pooled || !fresh) {
+            rlvr_verify_task_free(pooled);
+            rlvr_verify_task_free(fresh);
+            continue;
+        }
+        rlvr_enclave_verdict v = verify_text(pooled, &c, writer);
+        EXPECT(v, RLVR_VERDICT_FAIL, RLVR_REASON_TESTS_FAILED, "the writer");
+        v = verify_text(pooled, &c, reader);
+        EXPECT(v, RLVR_VERDICT_FAIL, RLVR_REASON_TESTS_FAILED, "the reader after the writer, pooled enclave");
+        v = verify_text(fresh, &c, reader);
+        EXPECT(v, RLVR_VERDICT_FAIL, RLVR_REASON_TESTS_FAILED, "the reader after the writer, another enclave");
+        rlvr_verify_task_free(pooled);
+        rlvr_verify_task_free(fresh);
+    }
+    char planted[PATH_MAX], cmd[4 * PATH_MAX + 256];
+    snprintf(planted, sizeof planted, "%s/planted-root", scratch);
+    snprintf(cmd, sizeof cmd, "cp -a '%s' '%s' && printf 'def mul(a, b):\\n    return a * b\\n' > "
+             "'%s/usr/lib/python3/dist-packages/rlvr_planted.py' && chmod -R a+rX '%s'", im->root, planted, planted,
+             planted);
+    CHECK(sh(cmd) == 0);
+    rlvr_verify_spec spec = calc_spec(&c, planted);
+    rlvr_verify_task *task = NULL;
+    CHECK_OK(rlvr_verify_task_new(&task, host, &spec));
+    if (task) {
+        rlvr_enclave_verdict v = verify_text(task, &c, reader);
+        EXPECT(v, RLVR_VERDICT_PASS, RLVR_REASON_NONE, "control: the reader where the module is planted");
+        rlvr_verify_task_free(task);
+    }
+}
+
 int main(int argc, char **argv) {
     rlvr_log_init_from_env();
     bool unprivileged, copy;
@@ -330,6 +397,7 @@ int main(int argc, char **argv) {
     if (rc == 0) {
         test_root_refusals(&im);
         test_pytest_inside(&im, scratch);
+        test_image_channel(&im, scratch);
     }
     rlvr_sandbox_host_free(host);
     rlvr_fs_remove_tree(scratch);
