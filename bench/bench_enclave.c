@@ -31,6 +31,18 @@
  *               and judge_build: what building a task's judge costs, once
  *               per verification task (median and p99 of its creation in
  *               judge mode less command mode).
+ *               Then task environments (a SquashFS image of /bin/sh and
+ *               its libraries, built here with mksquashfs; skipped with a
+ *               note where it is missing), the same trivial test:
+ *                 image_first      creating the verification task and its
+ *                                  first verification on an image this
+ *                                  process has not mounted yet (a copy per
+ *                                  sample): the mount, its check, the
+ *                                  sandbox and the run
+ *                 image_pooled     later verifications on the mounted image,
+ *                                  pooled enclave
+ *                 image_fresh      later verifications, a new sandbox each
+ *                                  (attaching its own tree of the mount)
  *   workspace_state
  *               what a branch point of Monte-Carlo credit costs on the
  *               bugfix-c task's repository (enclave/workspace.h): median
@@ -96,7 +108,7 @@ typedef struct {
 } state_row;
 
 typedef struct {
-    latency_row rows[8];
+    latency_row rows[12];
     int n;
     state_row states[4];
     int n_states;
@@ -350,6 +362,91 @@ static int bugfix_cases(rlvr_sandbox_host *host, const rlvr_task *t, int samples
     return rc;
 }
 
+/* ---- task environments ------------------------------------------------------------ */
+
+/* A root of /bin/sh (the host's dash) and the libraries it loads, as
+ * SquashFS image copies dir/image-K.sqfs for K < copies; RLVR_ENOTFOUND
+ * where mksquashfs is missing. */
+static int make_images(const char *dir, int copies) {
+    if (access("/usr/bin/mksquashfs", X_OK) != 0)
+        return RLVR_FAIL(RLVR_ENOTFOUND, "/usr/bin/mksquashfs is missing (Debian's squashfs-tools)");
+    char cmd[3 * PATH_MAX];
+    snprintf(cmd, sizeof cmd,
+             "set -e; r='%s/image-root'; mkdir -p \"$r/usr/bin\" \"$r/usr/lib64\" \"$r/usr/lib/x86_64-linux-gnu\"; "
+             "ln -s usr/bin \"$r/bin\"; ln -s usr/lib \"$r/lib\"; ln -s usr/lib64 \"$r/lib64\"; "
+             "cp /bin/dash \"$r/usr/bin/sh\"; for l in $(ldd /bin/dash | awk '/=>/ {print $3} /^\\t\\// {print $1}'); "
+             "do case $l in */ld-linux*) cp -L $l \"$r/usr/lib64/\" ;; *) cp -L $l \"$r/usr/lib/x86_64-linux-gnu/\" ;; "
+             "esac; done; mksquashfs \"$r\" '%s/image-0.sqfs' -quiet -noappend -all-root -no-progress >/dev/null",
+             dir, dir);
+    if (system(cmd) != 0) return RLVR_FAIL(RLVR_EIO, "building the bench's environment image in %s", dir);
+    for (int k = 1; k < copies; k++) {
+        snprintf(cmd, sizeof cmd, "cp '%s/image-0.sqfs' '%s/image-%d.sqfs'", dir, dir, k);
+        if (system(cmd) != 0) return RLVR_FAIL(RLVR_EIO, "copying the bench's environment image");
+    }
+    return 0;
+}
+
+/* image_first, image_pooled and image_fresh (see the top of the file). */
+static int image_cases(rlvr_sandbox_host *host, const char *dir, const char *repo, const char *commit, int samples,
+                       double ceil_ms, report *rep) {
+    int firsts = samples / 3 > 5 ? samples / 3 : 5;
+    int rc = make_images(dir, firsts);
+    if (rc == RLVR_ENOTFOUND) {
+        fprintf(stderr, "bench enclave: environment cases skipped: %s\n", rlvr_error_last());
+        return 0;
+    }
+    char image[PATH_MAX];
+    double *t = calloc((size_t)firsts, sizeof *t);
+    if (rc == 0 && !t) rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    latency_row *r = &rep->rows[rep->n];
+    for (int k = 0; rc == 0 && k < firsts; k++) {
+        snprintf(image, sizeof image, "%s/image-%d.sqfs", dir, k);
+        rlvr_verify_spec spec;
+        task_spec(&spec, repo, commit, false);
+        spec.environment = image;
+        rlvr_verify_task *task = NULL;
+        rlvr_enclave_verdict v;
+        double t0 = rlvr_now();
+        rc = rlvr_verify_task_new(&task, host, &spec);
+        if (rc == 0) rc = rlvr_verify_patch(task, patch_text, strlen(patch_text), false, 1, &v);
+        t[k] = (rlvr_now() - t0) * 1e3;
+        if (rc == 0 && v.verdict != RLVR_VERDICT_PASS)
+            rc = RLVR_FAIL(RLVR_ESANDBOX, "bench verification in an image did not pass: %s (reason %d)",
+                           rlvr_verdict_name(v.verdict), (int)v.reason);
+        rlvr_verify_task_free(task);
+    }
+    if (rc == 0) {
+        snprintf(r->config, sizeof r->config, "image_first");
+        r->tree_files = rep->rows[0].tree_files; /* the small repository's, as the rows after it */
+        r->tree_mb = rep->rows[0].tree_mb;
+        r->samples = firsts;
+        r->median_ms = percentile(t, firsts, 0.5);
+        r->p99_ms = percentile(t, firsts, 0.99);
+        r->ceiling_ms = ceil_ms;
+        r->ratio = r->median_ms / ceil_ms;
+        emit_latency(rep, r);
+        rep->n++;
+    }
+    free(t);
+    snprintf(image, sizeof image, "%s/image-0.sqfs", dir);
+    const char *configs[] = {"image_pooled", "image_fresh"};
+    for (int k = 0; rc == 0 && k < 2; k++) {
+        r = &rep->rows[rep->n];
+        snprintf(r->config, sizeof r->config, "%s", configs[k]);
+        r->ceiling_ms = ceil_ms;
+        rlvr_verify_spec spec;
+        task_spec(&spec, repo, commit, k == 1);
+        spec.environment = image;
+        rc = measure(host, &spec, patch_text, false, samples, r);
+        if (rc == 0) {
+            r->ratio = r->median_ms / ceil_ms;
+            emit_latency(rep, r);
+            rep->n++;
+        }
+    }
+    return rc;
+}
+
 /* ---- workspace states ------------------------------------------------------------ */
 
 /* A fresh workspace of the task, as the harness makes one. */
@@ -594,6 +691,7 @@ int rlvr_bench_enclave(const rlvr_bench_options *opt) {
             rep.n++;
         }
     }
+    if (rc == 0) rc = image_cases(overlay, dir, small, small_commit, samples, ceil_ms, &rep);
     rlvr_task *bugfix = NULL;
     if (rc == 0) rc = bugfix_task(&bugfix, dir);
     if (rc == 0) rc = bugfix_cases(overlay, bugfix, samples, ceil_ms, &rep);
@@ -604,6 +702,10 @@ int rlvr_bench_enclave(const rlvr_bench_options *opt) {
         rep.per_s = (double)rep.verifications / rep.seconds;
         rep.ceiling_per_s = rep.workers * 1e3 / ceil_ms;
         double copy_vs_overlay = rep.n >= 4 ? rep.rows[3].median_ms / rep.rows[2].median_ms : 0;
+        double first_vs_later = 0;
+        for (int i = 0; i + 1 < rep.n; i++)
+            if (strcmp(rep.rows[i].config, "image_first") == 0)
+                first_vs_later = rep.rows[i].median_ms / rep.rows[i + 1].median_ms;
         printf("{\"bench\":\"enclave\",\"case\":\"throughput\",\"config\":\"overlay_pooled\",\"workers\":%d,"
                "\"seconds\":%.3g,\"verifications\":%ld,\"per_s\":%.4g,\"ceiling_per_s\":%.4g,\"ratio\":%.4g,"
                "\"copy_vs_overlay\":%.4g,\"quick\":%s}\n",
@@ -619,6 +721,9 @@ int rlvr_bench_enclave(const rlvr_bench_options *opt) {
                        r->samples, r->median_ms, r->p99_ms, r->ceiling_ms, r->ratio);
             }
             printf("cold copy of the %.3g MB repository vs the overlay: %.1fx slower\n", big_mb, copy_vs_overlay);
+            if (first_vs_later > 0)
+                printf("an environment image's first verification (its mount) vs the later ones: %.1fx\n",
+                       first_vs_later);
             printf("judge build, once per task: median %.2f ms, p99 %.2f ms (%d samples)\n", rep.judge_build_ms,
                    rep.judge_build_p99_ms, rep.judge_build_samples);
             printf("\n%-16s %8s %12s %12s %7s   (state: %lld files, %lld bytes)\n", "workspace state", "samples",

@@ -1,6 +1,7 @@
 /* tests/enclave/test_bench_enclave.c — `rlvr bench enclave --quick --json`
  * runs and prints the documented fields with sane values (the bugfix-c
- * rows in command and judge mode and the judge's build among them) (no speed
+ * rows in command and judge mode and the judge's build among them, and the
+ * environment image's first, pooled and fresh verifications) (no speed
  * thresholds: the machine is shared), and the workspace-state rows (a fresh
  * workspace, a snapshot, a restore, a fresh workspace with the restore),
  * each with its ratio to the fresh workspace's median. argv[1] is the rlvr
@@ -30,8 +31,9 @@ int main(int argc, char **argv) {
     char line[4096];
     int verify = 0, throughput = 0, host = 0, judge_build = 0, other = 0;
     const char *configs[] = {"overlay_pooled", "overlay_fresh", "overlay_big", "copy_big", "bugfix_command",
-                             "bugfix_judge"};
-    int seen[6] = {0};
+                             "bugfix_judge", "image_first", "image_pooled", "image_fresh"};
+    enum { N_CONFIGS = sizeof configs / sizeof *configs };
+    int seen[N_CONFIGS] = {0};
     const char *state_configs[] = {"fresh", "snapshot", "restore", "new_restore"};
     int state_seen[4] = {0}, states = 0;
     double fresh_s = NAN, state_median[4] = {NAN, NAN, NAN, NAN}, state_ratio[4] = {NAN, NAN, NAN, NAN};
@@ -40,7 +42,7 @@ int main(int argc, char **argv) {
         CHECK(strstr(line, "\"quick\":true") != NULL);
         if (strstr(line, "\"case\":\"verify\"")) {
             verify++;
-            for (int i = 0; i < 6; i++) {
+            for (int i = 0; i < N_CONFIGS; i++) {
                 char c[64];
                 snprintf(c, sizeof c, "\"config\":\"%s\"", configs[i]);
                 if (strstr(line, c)) seen[i]++;
@@ -82,8 +84,8 @@ int main(int argc, char **argv) {
     }
     int status = pclose(p);
     CHECK_MSG(status == 0, "rlvr bench enclave exited with %d", status);
-    CHECK(verify == 6 && throughput == 1 && host == 1 && judge_build == 1 && other == 0);
-    for (int i = 0; i < 6; i++) CHECK_MSG(seen[i] == 1, "config %s seen %d times", configs[i], seen[i]);
+    CHECK(verify == N_CONFIGS && throughput == 1 && host == 1 && judge_build == 1 && other == 0);
+    for (int i = 0; i < N_CONFIGS; i++) CHECK_MSG(seen[i] == 1, "config %s seen %d times", configs[i], seen[i]);
     CHECK(states == 4);
     for (int i = 0; i < 4; i++) {
         CHECK_MSG(state_seen[i] == 1, "workspace state %s seen %d times", state_configs[i], state_seen[i]);
