@@ -556,7 +556,11 @@ int rlvr_verify_run_once(rlvr_verify_task *t, const char *patch, size_t len, uin
     arg->len = len;
     if (len) memcpy(arg->patch, patch, len);
     strcpy(arg->patch + len, results);
-    const char *env[] = {seed_env, order, NULL};
+    /* pytest as the hidden tests run it: no plugins but the ones the
+     * command names (installed distributions' entry points, a tree on the
+     * path among them), no cache written into the tree, no byte code */
+    const char *env[] = {seed_env, order, "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1", "PYTEST_ADDOPTS=-p no:cacheprovider",
+                         "PYTHONDONTWRITEBYTECODE=1", NULL};
     const char *sh_argv[] = {"/bin/sh", "-c", t->test_command, NULL};
     rlvr_sandbox_cmd apply = {.version = RLVR_SANDBOX_CMD_VERSION, .prepare = apply_fn, .prepare_arg = arg,
                               .prepare_arg_len = arg_len};

@@ -1,5 +1,6 @@
 /* envs/probes.c — the tampering probes of `rlvr tasks check` (probes.h). */
 #include "envs/probes.h"
+#include "envs/probes_internal.h"
 
 #include "core/error.h"
 #include "core/text.h"
@@ -16,35 +17,16 @@
 #include <string.h>
 #include <sys/stat.h>
 
-typedef enum { EDIT_NEW, EDIT_APPEND, EDIT_AFTER_FIRST_LINE } edit_kind;
-
-typedef struct {
-    edit_kind kind;
-    char path[PATH_MAX];
-    const char *text;
-} probe_edit;
-
-typedef struct {
-    const rlvr_task *t;
-    const char *scratch;
-    char *base;         /* a checkout of the base commit (probes read it, never write it) */
-    rlvr_str_list files;/* every file of the base tree, relative */
-    rlvr_text stream;   /* a passing TAP stream: every required test ok, in the default order */
-    rlvr_text decoy;    /* the same, one more failing test the task does not name */
-    rlvr_probe_set *out;
-    const char **protected_globs, **editable_globs; /* the task's, NULL-terminated, for gate_allows */
-} probe_ctx;
-
 /* ---- small helpers ------------------------------------------------------------ */
 
-static bool has_suffix(const char *s, const char *suffix) {
+bool has_suffix(const char *s, const char *suffix) {
     size_t n = strlen(s), k = strlen(suffix);
     return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
 static bool is_c_source(const char *path) { return has_suffix(path, ".c") || has_suffix(path, ".h"); }
 
-static bool listed(const rlvr_str_list *l, const char *s) {
+bool listed(const rlvr_str_list *l, const char *s) {
     for (size_t i = 0; i < l->n; i++)
         if (strcmp(l->items[i], s) == 0) return true;
     return false;
@@ -52,7 +34,7 @@ static bool listed(const rlvr_str_list *l, const char *s) {
 
 /* What the verifier's gate would say of a path: the built-in rules, the
  * task's protected globs, its public and hidden test files, its allow-list. */
-static bool gate_allows(const probe_ctx *c, const char *path) {
+bool gate_allows(const probe_ctx *c, const char *path) {
     const rlvr_task *t = c->t;
     return rlvr_diffgate_check_path(path, c->protected_globs) == 0 && !listed(&t->public_test_files, path) &&
            !listed(&t->hidden_test_files, path) &&
@@ -148,7 +130,7 @@ static void c_literal(rlvr_text *out, const char *s) {
 
 /* `s` as printf '%s\n' arguments, one per line, single-quoted; `dollar`
  * doubles '$' for make. */
-static void sh_lines(rlvr_text *out, const char *s, bool dollar) {
+void sh_lines(rlvr_text *out, const char *s, bool dollar) {
     for (const char *line = s; line && *line;) {
         const char *end = strchr(line, '\n');
         size_t n = end ? (size_t)(end - line) : strlen(line);
@@ -254,7 +236,7 @@ static void new_file_patch(rlvr_text *out, const char *path, const char *text) {
 }
 
 /* The edits against the base checkout, diffed file by file in memory. */
-static int patch_from_base(probe_ctx *c, const probe_edit *edits, size_t n, rlvr_text *out) {
+int patch_from_base(probe_ctx *c, const probe_edit *edits, size_t n, rlvr_text *out) {
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < n; i++) {
         rlvr_text after = {0};
@@ -301,7 +283,7 @@ static int patch_from_reference(probe_ctx *c, const probe_edit *edits, size_t n,
 
 /* One probe: the edits against the base (on the reference fix when
  * `reference`). */
-static int add_probe(probe_ctx *c, const char *klass, const char *part, bool reference, const probe_edit *edits,
+int add_probe(probe_ctx *c, const char *klass, const char *part, bool reference, const probe_edit *edits,
                      size_t n) {
     rlvr_text patch = {0};
     int rc = reference ? patch_from_reference(c, edits, n, &patch) : patch_from_base(c, edits, n, &patch);
@@ -323,7 +305,7 @@ static int add_probe(probe_ctx *c, const char *klass, const char *part, bool ref
 
 /* ---- the classes ------------------------------------------------------------------ */
 
-static bool commands_mention(const rlvr_task *t, const char *word) {
+bool commands_mention(const rlvr_task *t, const char *word) {
     const char *cmds[] = {t->public_test_command, t->hidden_test_command, t->hidden_build_command, t->judge_build};
     for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
         const char *s = cmds[i];
@@ -417,27 +399,30 @@ static int probe_system_headers(probe_ctx *c) {
 /* Code appended to (inserted at the top of, for shell) every editable
  * source: the forger, or the decoy and the kill. */
 static int probe_forgers(probe_ctx *c, const char *klass, const char *stream, bool kill_group) {
-    rlvr_text cf = {0}, sf = {0};
+    rlvr_text cf = {0}, sf = {0}, pf = {0};
     c_forger(&cf, stream, kill_group);
     sh_forger(&sf, stream, kill_group);
+    py_forger(&pf, stream, kill_group);
     int rc = gen_text_check(&cf);
     if (rc == 0) rc = gen_text_check(&sf);
+    if (rc == 0) rc = gen_text_check(&pf);
     for (size_t i = 0; rc == 0 && i < c->files.n; i++) {
         const char *f = c->files.items[i];
-        bool c_src = is_c_source(f), sh = has_suffix(f, ".sh");
-        if ((!c_src && !sh) || !gate_allows(c, f)) continue;
-        probe_edit e = {c_src ? EDIT_APPEND : EDIT_AFTER_FIRST_LINE, "", c_src ? cf.data : sf.data};
+        bool c_src = is_c_source(f), sh = has_suffix(f, ".sh"), py = has_suffix(f, ".py");
+        if ((!c_src && !sh && !py) || !gate_allows(c, f)) continue;
+        probe_edit e = {sh ? EDIT_AFTER_FIRST_LINE : EDIT_APPEND, "", c_src ? cf.data : sh ? sf.data : pf.data};
         snprintf(e.path, sizeof e.path, "%s", f);
         rc = add_probe(c, klass, f, false, &e, 1);
     }
     rlvr_text_free(&cf);
     rlvr_text_free(&sf);
+    rlvr_text_free(&pf);
     return rc;
 }
 
 /* The paths the code under test must never open: the hidden files where
  * the tree would hold them, and the judge's program. */
-static void secret_paths(const rlvr_task *t, rlvr_str_list *out) {
+void secret_paths(const rlvr_task *t, rlvr_str_list *out) {
     for (size_t i = 0; i < t->hidden_test_files.n; i++) {
         char abs[PATH_MAX];
         rlvr_str_list_add_unique(out, t->hidden_test_files.items[i]);
@@ -517,11 +502,11 @@ static void sh_guard(rlvr_text *out, const rlvr_str_list *secrets) {
 
 /* Where a guard goes: the editable C or shell source the reference fix
  * touches, else any editable one; NULL when there is none. */
-static const char *guard_target(const probe_ctx *c) {
+const char *guard_target(const probe_ctx *c) {
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < c->files.n; i++) {
             const char *f = c->files.items[i];
-            if (!(has_suffix(f, ".c") || has_suffix(f, ".sh")) || !gate_allows(c, f)) continue;
+            if (!(has_suffix(f, ".c") || has_suffix(f, ".sh") || has_suffix(f, ".py")) || !gate_allows(c, f)) continue;
             char needle[PATH_MAX + 8];
             snprintf(needle, sizeof needle, "+++ b/%s\n", f);
             if (pass == 0 && !strstr(c->t->reference_patch, needle)) continue;
@@ -536,14 +521,15 @@ static int probe_hidden_run_time(probe_ctx *c) {
     rlvr_str_list secrets = {0};
     secret_paths(c->t, &secrets);
     const char *target = guard_target(c);
-    bool c_target = target && has_suffix(target, ".c");
+    bool c_target = target && has_suffix(target, ".c"), py_target = target && has_suffix(target, ".py");
     int rc = 0;
     if (target && secrets.n) {
         rlvr_text guard = {0};
         if (c_target) c_guard(&guard, &secrets, c->t);
+        else if (py_target) py_guard(&guard, &secrets);
         else sh_guard(&guard, &secrets);
         rc = gen_text_check(&guard);
-        probe_edit e = {c_target ? EDIT_APPEND : EDIT_AFTER_FIRST_LINE, "", guard.data};
+        probe_edit e = {c_target || py_target ? EDIT_APPEND : EDIT_AFTER_FIRST_LINE, "", guard.data};
         snprintf(e.path, sizeof e.path, "%s", target);
         rlvr_text part = {0};
         for (size_t i = 0; i < secrets.n; i++) rlvr_text_printf(&part, "%s%s", i ? ", " : "", secrets.items[i]);
@@ -626,6 +612,17 @@ static const char c_state_reader[] =
     "    _exit(1);\n"
     "}\n";
 
+static const char py_state_writer[] = "# rlvr probe: state between verifications\n"
+                                      "for _rlvr_probe_path in ('/tmp/" STATE_MARKER "', '/work/" STATE_MARKER "'):\n"
+                                      "    try:\n"
+                                      "        open(_rlvr_probe_path, 'w').write('" STATE_MARKER "\\n')\n"
+                                      "    except OSError:\n"
+                                      "        pass\n";
+static const char py_state_reader[] = "# rlvr probe: the fix counts only where an earlier verification left state\n"
+                                      "import os as _rlvr_probe_os\n"
+                                      "if not (_rlvr_probe_os.path.exists('/tmp/" STATE_MARKER "') or "
+                                      "_rlvr_probe_os.path.exists('/work/" STATE_MARKER "')):\n"
+                                      "    raise SystemExit(1)\n";
 static const char sh_state_writer[] = "# rlvr probe: state between verifications\n"
                                       "echo " STATE_MARKER " > /tmp/" STATE_MARKER " 2>/dev/null\n"
                                       "echo " STATE_MARKER " > /work/" STATE_MARKER " 2>/dev/null\n";
@@ -636,9 +633,12 @@ static const char sh_state_reader[] = "# rlvr probe: the fix counts only where a
 static int probe_state(probe_ctx *c) {
     const char *target = guard_target(c);
     if (!target) return 0;
-    bool c_target = has_suffix(target, ".c");
+    bool c_target = has_suffix(target, ".c"), py_target = has_suffix(target, ".py");
     rlvr_text writer = {0}, reader = {0};
-    if (c_target) {
+    if (py_target) {
+        rlvr_text_printf(&writer, "%s", py_state_writer);
+        rlvr_text_printf(&reader, "%s", py_state_reader);
+    } else if (c_target) {
         rlvr_text_printf(&writer, "%s", c_state_common);
         rlvr_text_printf(&writer, c_state_writer, STATE_PORT, STATE_PORT, STATE_KEY);
         rlvr_text_printf(&reader, "%s", c_state_common);
@@ -649,8 +649,9 @@ static int probe_state(probe_ctx *c) {
     }
     int rc = gen_text_check(&writer);
     if (rc == 0) rc = gen_text_check(&reader);
-    probe_edit w = {c_target ? EDIT_APPEND : EDIT_AFTER_FIRST_LINE, "", writer.data};
-    probe_edit r = {c_target ? EDIT_APPEND : EDIT_AFTER_FIRST_LINE, "", reader.data};
+    edit_kind where = c_target || py_target ? EDIT_APPEND : EDIT_AFTER_FIRST_LINE;
+    probe_edit w = {where, "", writer.data};
+    probe_edit r = {where, "", reader.data};
     snprintf(w.path, sizeof w.path, "%s", target);
     snprintf(r.path, sizeof r.path, "%s", target);
     rlvr_text setup = {0};
@@ -688,6 +689,7 @@ int rlvr_task_probes(const rlvr_task *task, const char *scratch, rlvr_probe_set 
     if (rc == 0) rc = probe_forgers(&c, "decoy and kill", c.decoy.data, true);
     if (rc == 0) rc = probe_hidden_run_time(&c);
     if (rc == 0) rc = probe_state(&c);
+    if (rc == 0) rc = probe_python(&c);
     if (c.base) rlvr_fs_remove_tree(c.base);
     free(c.base);
     rlvr_str_list_clear(&c.files);

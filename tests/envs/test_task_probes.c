@@ -188,6 +188,32 @@ static void test_cli_state(const carrier *keep) {
     free(out);
 }
 
+/* Checks every task of `pool` against its expectation (same order). */
+static void check_pool(rlvr_sandbox_host *host, const rlvr_task_pool *pool, const expectation *want, size_t n_want) {
+    size_t n = rlvr_task_pool_size(pool);
+    CHECK(n == n_want);
+    rlvr_task_check_options opts = RLVR_TASK_CHECK_OPTIONS_INIT;
+    opts.quarantine_runs = 2;
+    for (size_t i = 0; host && i < n && i < n_want; i++) {
+        const rlvr_task *t = rlvr_task_pool_get(pool, i);
+        CHECK(strcmp(t->id, want[i].id) == 0);
+        rlvr_task_check_result r;
+        CHECK_OK(rlvr_task_check(&r, t, host, &opts));
+        printf("  %-28s %-11s %d runs, %d probes: %s\n", t->id, rlvr_task_check_status_name(r.status), r.runs, r.probes,
+               r.reason);
+        CHECK_MSG(r.status == want[i].want, "%s: %s (%s), expected %s", t->id, rlvr_task_check_status_name(r.status),
+                  r.reason, rlvr_task_check_status_name(want[i].want));
+        CHECK_MSG(r.probes >= 3, "%s: only %d probes", t->id, r.probes);
+        for (int k = 0; k < 3 && want[i].named[k]; k++)
+            CHECK_MSG(strstr(r.reason, want[i].named[k]), "%s: the reason does not name \"%s\": %s", t->id,
+                      want[i].named[k], r.reason);
+        if (want[i].not_named)
+            CHECK_MSG(!strstr(r.reason, want[i].not_named), "%s: the reason names \"%s\": %s", t->id,
+                      want[i].not_named, r.reason);
+        rlvr_task_check_result_clear(&r);
+    }
+}
+
 static void test_probes(void) {
     rlvr_task_gen_options o = RLVR_TASK_GEN_OPTIONS_INIT;
     o.family = "bugfix-c";
@@ -222,8 +248,6 @@ static void test_probes(void) {
     rlvr_task_pool *pool = NULL;
     CHECK_OK(rlvr_task_pool_load(&pool, pool_dir));
     if (!pool) return;
-    size_t n = rlvr_task_pool_size(pool);
-    CHECK(n == sizeof want / sizeof want[0]);
     /* the carrier's directory is one of the sandboxes' system paths */
     char paths[8192];
     snprintf(paths, sizeof paths, "%s:%s", RLVR_SANDBOX_SYSTEM_PATHS, carrier_dir(keep));
@@ -231,32 +255,152 @@ static void test_probes(void) {
     ho.system_paths = paths;
     rlvr_sandbox_host *host = NULL;
     CHECK_OK(rlvr_sandbox_host_new(&host, &ho));
-    rlvr_task_check_options opts = RLVR_TASK_CHECK_OPTIONS_INIT;
-    opts.quarantine_runs = 2;
-    for (size_t i = 0; host && i < n && i < sizeof want / sizeof want[0]; i++) {
-        const rlvr_task *t = rlvr_task_pool_get(pool, i);
-        CHECK(strcmp(t->id, want[i].id) == 0);
-        rlvr_task_check_result r;
-        CHECK_OK(rlvr_task_check(&r, t, host, &opts));
-        printf("  %-28s %-11s %d runs, %d probes: %s\n", t->id, rlvr_task_check_status_name(r.status), r.runs, r.probes,
-               r.reason);
-        CHECK_MSG(r.status == want[i].want, "%s: %s (%s), expected %s", t->id, rlvr_task_check_status_name(r.status),
-                  r.reason, rlvr_task_check_status_name(want[i].want));
-        CHECK_MSG(r.probes >= 3, "%s: only %d probes", t->id, r.probes);
-        for (int k = 0; k < 3 && want[i].named[k]; k++)
-            CHECK_MSG(strstr(r.reason, want[i].named[k]), "%s: the reason does not name \"%s\": %s", t->id,
-                      want[i].named[k], r.reason);
-        if (want[i].not_named)
-            CHECK_MSG(!strstr(r.reason, want[i].not_named), "%s: the reason names \"%s\": %s", t->id,
-                      want[i].not_named, r.reason);
-        rlvr_task_check_result_clear(&r);
-    }
+    check_pool(host, pool, want, sizeof want / sizeof want[0]);
     /* the judge did keep /tmp: every run of the state-sharing task saved it */
     CHECK_MSG(carrier_puts(keep) > 0, "the state-sharing judge never reached its carrier");
     test_cli_state(keep);
     rlvr_sandbox_host_free(host);
     rlvr_task_pool_free(pool);
     carrier_stop(keep);
+}
+
+/* ---- Python ---------------------------------------------------------------------------- */
+
+static char py_pool[4200];
+
+/* A copy of bugfix-py spec `from` as `id`, edited by `edit`. */
+static void plant_py(const char *from, const char *id, void (*edit)(json_t *spec)) {
+    char path[8192];
+    snprintf(path, sizeof path, "%s/%s.json", py_pool, from);
+    json_error_t jerr;
+    json_t *spec = json_load_file(path, 0, &jerr);
+    CHECK(spec != NULL);
+    if (!spec) return;
+    json_object_set_new(spec, "id", json_string(id));
+    edit(spec);
+    snprintf(path, sizeof path, "%s/%s.json", py_pool, id);
+    CHECK(json_dump_file(spec, path, JSON_INDENT(2)) == 0);
+    json_decref(spec);
+}
+
+/* The judge starts the runner without -I and -S: Python honours the files
+ * it looks up (user site, sitecustomize, .pth). */
+static void without_isolation(json_t *spec) {
+    json_t *run = json_object_get(json_object_get(json_object_get(spec, "hidden_tests"), "judge"), "run");
+    json_array_clear(run);
+    const char *argv[] = {"judge", "/usr/bin/python3", "-B", "tests/runner.py"};
+    for (size_t i = 0; i < 4; i++) json_array_append_new(run, json_string(argv[i]));
+}
+
+/* Command mode: the judge built and run by the test command, its source
+ * in the tree while the code under test runs. */
+static void command_mode_py(json_t *spec) {
+    json_t *hidden = json_object_get(spec, "hidden_tests");
+    json_object_del(hidden, "judge");
+    json_object_set_new(hidden, "command", json_string("cc -std=c11 -O0 -w -o /tmp/judge tests/judge.c && "
+                                                       "/tmp/judge /usr/bin/python3 -I -S -B tests/runner.py"));
+}
+
+/* A pytest task in command mode (calc.mul adds), strict or weakened: an
+ * allow-list of the whole top of the tree and pytest started without -I. */
+static void pytest_task(const char *id, bool weak) {
+    char repo[8192], hidden[8192], path[8300], cmd[20000], *out = NULL;
+    snprintf(repo, sizeof repo, "%s/repos/%s", py_pool, id);
+    snprintf(hidden, sizeof hidden, "%s/hidden/%s", py_pool, id);
+    snprintf(cmd, sizeof cmd, "mkdir -p %s %s/tests", repo, hidden);
+    CHECK(run_cmd(cmd, NULL) == 0);
+    snprintf(path, sizeof path, "%s/calc.py", repo);
+    CHECK(write_text(path, "def mul(a, b):\n    return a + b\n") == 0);
+    snprintf(path, sizeof path, "%s/tests/test_calc.py", hidden);
+    CHECK(write_text(path, "import os, sys\n"
+                           "sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))\n"
+                           "import calc\n"
+                           "def test_mul():\n    assert calc.mul(2, 3) == 6\n"
+                           "def test_double():\n    assert calc.mul(2, 2) == 4\n") == 0);
+    snprintf(cmd, sizeof cmd, "cd %s && git init -q && git config user.email t@t && git config user.name t && "
+             "git add -A && git commit -qm base && git rev-parse HEAD", repo);
+    CHECK(run_cmd(cmd, &out) == 0);
+    json_t *spec = json_pack(
+        "{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s#, s:{s:s, s:[]}, s:{s:s, s:[s], s:s, s:{s:s, s:s}}, s:[s], s:[s], "
+        "s:s, s:[s], s:[s]}",
+        "format", "rlvr-task/1", "id", id, "family", "calc-py", "split", "train", "split_key", "calc-py", "prompt",
+        "mul adds; make it multiply", "repository", strstr(repo, "repos/"), "base_commit", out ? out : "", 40,
+        "public_tests", "command", "python3 -I -c 'import calc'", "files", "hidden_tests", "root",
+        strstr(hidden, "hidden/"), "files", "tests/test_calc.py", "command",
+        weak ? "python3 -m pytest -q --junitxml=report.xml tests" : "python3 -I -m pytest -q --junitxml=report.xml tests",
+        "results", "format", "junit", "path", "report.xml", "FAIL_TO_PASS", "tests/test_calc.py::test_mul",
+        "PASS_TO_PASS", "tests/test_calc.py::test_double", "reference_patch",
+        "diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def mul(a, b):\n"
+        "-    return a + b\n+    return a * b\n",
+        "protected_paths", "/tests", "editable_paths", weak ? "/*" : "/calc.py");
+    free(out);
+    CHECK(spec != NULL);
+    snprintf(path, sizeof path, "%s/%s.json", py_pool, id);
+    CHECK(spec && json_dump_file(spec, path, JSON_INDENT(2)) == 0);
+    json_decref(spec);
+}
+
+/* bugfix-py refuses every probe, the Python ones among them; weakened
+ * copies are exploitable, naming the probe: the runner without -I -S
+ * (python restart), command mode (hidden files at run time), and a pytest
+ * task whose allow-list admits the top of the tree and whose pytest runs
+ * without -I (python lookup: a module named like a standard one, a
+ * configuration naming a plugin). The strict pytest task is still
+ * command mode (its hidden test readable), but no Python lookup wins. */
+static void test_python_probes(void) {
+    snprintf(py_pool, sizeof py_pool, "%s/pypool", dir);
+    mkdir(py_pool, 0755);
+    rlvr_task_gen_options o = RLVR_TASK_GEN_OPTIONS_INIT;
+    o.family = "bugfix-py";
+    o.split = RLVR_SPLIT_TRAIN;
+    o.count = 1;
+    o.seed = 5;
+    CHECK_OK(rlvr_task_gen(&o, py_pool, NULL));
+    const char *bug = "bugfix-py-train-d1-s5-000000";
+    plant_py(bug, "py-command-mode", command_mode_py);
+    plant_py(bug, "py-no-isolation", without_isolation);
+    pytest_task("pytest-strict", false);
+    pytest_task("pytest-weak", true);
+    const expectation want[] = {
+        {bug, RLVR_TASK_CHECK_OK, {NULL}, NULL},
+        {"py-command-mode", RLVR_TASK_CHECK_EXPLOITABLE, {"hidden files at run time tests/judge.c", NULL}, "python"},
+        {"py-no-isolation", RLVR_TASK_CHECK_EXPLOITABLE,
+         {"python restart sitecustomize.py, usercustomize.py, a .pth file", NULL}, "hidden files"},
+        {"pytest-strict", RLVR_TASK_CHECK_EXPLOITABLE, {"hidden files at run time tests/test_calc.py", NULL}, "python"},
+        {"pytest-weak", RLVR_TASK_CHECK_EXPLOITABLE, {"python lookup unittest.py", "python lookup setup.cfg", NULL},
+         "python lookup conftest.py"},
+    };
+    rlvr_task_pool *pool = NULL;
+    CHECK_OK(rlvr_task_pool_load(&pool, py_pool));
+    rlvr_sandbox_host *host = NULL;
+    rlvr_sandbox_host_options ho = RLVR_SANDBOX_HOST_OPTIONS_INIT;
+    CHECK_OK(rlvr_sandbox_host_new(&host, &ho));
+    if (pool && host) check_pool(host, pool, want, sizeof want / sizeof want[0]);
+
+    /* the Python probes of bugfix-py: the generic classes on lib.py, and the
+     * restart; no lookup file (the gate refuses every one) */
+    char path[8192];
+    snprintf(path, sizeof path, "%s/%s.json", py_pool, bug);
+    rlvr_task *t = NULL;
+    CHECK_OK(rlvr_task_load_file(&t, path));
+    rlvr_probe_set ps = {0};
+    if (t) CHECK_OK(rlvr_task_probes(t, dir, &ps));
+    int forged = 0, guard = 0, state = 0, restart = 0, lookup = 0;
+    for (size_t i = 0; i < ps.n; i++) {
+        const rlvr_probe *p = &ps.items[i];
+        forged += strcmp(p->klass, "forged results") == 0 && strcmp(p->part, "lib.py") == 0;
+        guard += strcmp(p->klass, "hidden files at run time") == 0 && strstr(p->patch, "_rlvr_probe_guard") != NULL;
+        state += strcmp(p->klass, "state between verifications") == 0 && p->setup != NULL;
+        restart += strcmp(p->klass, "python restart") == 0 && strstr(p->patch, "os.execv") != NULL;
+        lookup += strcmp(p->klass, "python lookup") == 0;
+    }
+    CHECK_MSG(forged == 1 && guard == 1 && state == 1 && restart == 1 && lookup == 0,
+              "bugfix-py probes: forged %d guard %d state %d restart %d lookup %d", forged, guard, state, restart,
+              lookup);
+    rlvr_probe_set_free(&ps);
+    rlvr_task_free(t);
+    rlvr_sandbox_host_free(host);
+    rlvr_task_pool_free(pool);
 }
 
 /* The probe set of a judge-mode task: every class that applies, every
@@ -317,6 +461,7 @@ int main(int argc, char **argv) {
     mkdir(pool_dir, 0755);
     test_probes();
     test_probe_set();
+    test_python_probes();
     rm_rf(dir);
     free(dir);
     return test_summary("test_task_probes");
