@@ -33,6 +33,8 @@ typedef struct {
     rlvr_sandbox_run *run;
     double timeout_s;
     bool command; /* run / run_public_tests: the observation ends with a status line */
+    rlvr_sandbox *sb;
+    const char *results; /* run_public_tests of a task with public JUnit results: the file to sum up */
 } harness_tool_run;
 
 int harness_tool_start(rlvr_sandbox *sb, const rlvr_task *task, const rlvr_tool_call *call, double timeout_s,

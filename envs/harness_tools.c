@@ -11,6 +11,9 @@
 
 #include "core/error.h"
 #include "core/flat.h"
+#include "core/text.h"
+#include "enclave/junit.h"
+#include "enclave/reason.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -420,6 +423,62 @@ static int make_text(harness_tool_outcome *o, const rlvr_sandbox_result *res, in
     return 0;
 }
 
+/* The prepare step of run_public_tests with JUnit results: the file of an
+ * earlier run (or one the policy wrote) removed. */
+static int public_results_prepare(void *arg) { return rlvr_junit_remove_in_sandbox(arg) == 0 ? 0 : 1; }
+
+/* The public JUnit results after run_public_tests, summed up on one line
+ * appended to the observation (counts, then the failing ids, at most 8),
+ * and the file removed. */
+static int append_public_results(harness_tool_run *run, harness_tool_outcome *out) {
+    rlvr_tap_report r;
+    memset(&r, 0, sizeof r);
+    int rc = rlvr_junit_read(run->sb, run->results, NULL, NULL, &r);
+    rlvr_text line = {0};
+    if (rc < 0) {
+        rlvr_text_printf(&line, "\n[public test results %s: could not be read]", run->results);
+    } else if (r.malformed) {
+        rlvr_text_printf(&line, "\n[public test results %s: refused (%s)]", run->results,
+                         rlvr_reason_name(r.invalid_reason ? r.invalid_reason : RLVR_REASON_RESULTS_INVALID));
+    } else if (r.n_tests == 0) {
+        rlvr_text_printf(&line, "\n[public test results %s: no tests reported]", run->results);
+    } else {
+        int passed = 0, failed = 0, skipped = 0;
+        for (int i = 0; i < r.n_tests; i++) {
+            passed += r.tests[i].status == RLVR_TAP_PASS;
+            failed += r.tests[i].status == RLVR_TAP_FAIL;
+            skipped += r.tests[i].status == RLVR_TAP_SKIP || r.tests[i].status == RLVR_TAP_TODO;
+        }
+        rlvr_text_printf(&line, "\n[public test results %s: %d passed, %d failed, %d skipped", run->results, passed,
+                         failed, skipped);
+        for (int i = 0, shown = 0; i < r.n_tests; i++) {
+            if (r.tests[i].status != RLVR_TAP_FAIL) continue;
+            if (shown == 8) {
+                rlvr_text_printf(&line, ", ...");
+                break;
+            }
+            rlvr_text_printf(&line, "%s%s", shown++ ? ", " : "; failed: ", r.tests[i].name);
+        }
+        rlvr_text_printf(&line, "]");
+    }
+    rlvr_tap_report_free(&r);
+    /* gone again, so that the file never reaches the rollout's patch */
+    rlvr_sandbox_result res;
+    if (rc == 0 && rlvr_sandbox_call(run->sb, public_results_prepare, run->results, strlen(run->results) + 1, 10, 0,
+                                     &res) == 0)
+        rlvr_sandbox_result_free(&res);
+    rc = line.data ? 0 : RLVR_FAIL(RLVR_ENOMEM, "out of memory for a tool observation");
+    char *grown = rc == 0 ? realloc(out->text, out->len + line.len + 1) : NULL;
+    if (rc == 0 && !grown) rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory for a tool observation");
+    if (rc == 0) {
+        memcpy(grown + out->len, line.data, line.len + 1);
+        out->text = grown;
+        out->len += line.len;
+    }
+    rlvr_text_free(&line);
+    return rc;
+}
+
 int harness_tool_start(rlvr_sandbox *sb, const rlvr_task *task, const rlvr_tool_call *call, double timeout_s,
                        harness_tool_run *run) {
     memset(run, 0, sizeof *run);
@@ -435,6 +494,14 @@ int harness_tool_start(rlvr_sandbox *sb, const rlvr_task *task, const rlvr_tool_
         if (!cmdline) return RLVR_FAIL(RLVR_EINVAL, "task %s has no public test command", task->id);
         const char *argv[] = {"/bin/sh", "-c", cmdline, NULL};
         rlvr_sandbox_cmd cmd = {.version = RLVR_SANDBOX_CMD_VERSION, .argv = argv, .wall_s = t};
+        if (call->tool == RLVR_TOOL_RUN_PUBLIC_TESTS && task->public_results_junit) {
+            /* only what this run writes is summed up */
+            run->sb = sb;
+            run->results = task->public_results_junit;
+            cmd.prepare = public_results_prepare;
+            cmd.prepare_arg = run->results;
+            cmd.prepare_arg_len = strlen(run->results) + 1;
+        }
         rc = rlvr_sandbox_exec_start(sb, &cmd, &run->run);
     } else {
         /* the run gets a copy: the call may go once this returns */
@@ -457,6 +524,7 @@ int harness_tool_finish(harness_tool_run *run, int64_t out_cap, harness_tool_out
     bool command = run->command || res.limit == RLVR_LIMIT_WALL;
     rc = make_text(out, &res, out_cap, command, run->timeout_s);
     rlvr_sandbox_result_free(&res);
+    if (rc == 0 && run->results) rc = append_public_results(run, out);
     return rc;
 }
 

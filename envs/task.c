@@ -71,7 +71,7 @@ int rlvr_str_list_add_unique(rlvr_str_list *l, const char *s) {
 void rlvr_task_free(rlvr_task *t) {
     if (!t) return;
     char **strings[] = {&t->source, &t->base_dir, &t->id, &t->family, &t->template_name, &t->split_key, &t->prompt,
-                        &t->repository, &t->repository_path, &t->base_commit, &t->public_test_command,
+                        &t->repository, &t->repository_path, &t->base_commit, &t->public_test_command, &t->public_results_junit,
                         &t->hidden_root, &t->hidden_root_path, &t->hidden_test_command, &t->judge_build,
                         &t->hidden_build_command, &t->hidden_results_junit, &t->reference_patch,
                         &t->reference_answer, &t->metadata_json, &t->environment, &t->environment_path,
@@ -328,14 +328,17 @@ static int read_repository(const reader *r, json_t *root) {
     return 0;
 }
 
+static int read_results(const reader *r, json_t *section, const char *name, char **out);
+
 static int read_public_tests(const reader *r, json_t *root) {
     rlvr_task *t = r->task;
     json_t *pub = json_object_get(root, "public_tests");
     if (!pub) return field_error(r, "public_tests", "missing");
     if (!json_is_object(pub)) return field_error(r, "public_tests", "must be an object, not %s", json_kind(pub));
-    static const char *const keys[] = {"command", "files", NULL};
+    static const char *const keys[] = {"command", "files", "results", NULL};
     RLVR_TRY(check_keys(r, pub, "public_tests.", keys));
     RLVR_TRY(get_string(r, pub, "public_tests.", "command", true, true, &t->public_test_command));
+    RLVR_TRY(read_results(r, pub, "public_tests", &t->public_results_junit));
     RLVR_TRY(get_list(r, pub, "public_tests.", "files", false, false, false, &t->public_test_files));
     return check_tree_paths(r, "public_tests.files", &t->public_test_files);
 }
@@ -357,32 +360,39 @@ static int read_judge(const reader *r, json_t *hid) {
     return 0;
 }
 
-/* hidden_tests.results: {"format": "tap"} (the default: TAP on the results
- * descriptor) or {"format": "junit", "path": P} (a JUnit XML file at P in
- * the tree, read once the tests are over). */
-static int read_results(const reader *r, json_t *hid) {
-    json_t *res = json_object_get(hid, "results");
+/* <section>.results: {"format": "tap"} (the default: TAP on the results
+ * descriptor, or for public tests the output alone) or {"format": "junit",
+ * "path": P} (a JUnit XML file at P in the tree, read once the tests are
+ * over); *out gets P for junit. */
+static int read_results(const reader *r, json_t *section, const char *name, char **out) {
+    json_t *res = json_object_get(section, "results");
+    *out = NULL;
     if (!res) return 0;
-    if (!json_is_object(res))
-        return field_error(r, "hidden_tests.results", "must be an object, not %s", json_kind(res));
+    char field[64], prefix[64];
+    snprintf(field, sizeof field, "%s.results", name);
+    snprintf(prefix, sizeof prefix, "%s.results.", name);
+    if (!json_is_object(res)) return field_error(r, field, "must be an object, not %s", json_kind(res));
     static const char *const keys[] = {"format", "path", NULL};
-    RLVR_TRY(check_keys(r, res, "hidden_tests.results.", keys));
+    RLVR_TRY(check_keys(r, res, prefix, keys));
     char *format = NULL, *path = NULL;
-    int rc = get_string(r, res, "hidden_tests.results.", "format", true, true, &format);
-    if (rc == 0) rc = get_string(r, res, "hidden_tests.results.", "path", false, true, &path);
+    int rc = get_string(r, res, prefix, "format", true, true, &format);
+    if (rc == 0) rc = get_string(r, res, prefix, "path", false, true, &path);
     bool junit = format && strcmp(format, "junit") == 0;
+    snprintf(field, sizeof field, "%s.results.format", name);
+    char path_field[64];
+    snprintf(path_field, sizeof path_field, "%s.results.path", name);
     if (rc == 0 && !junit && strcmp(format, "tap") != 0)
-        rc = field_error(r, "hidden_tests.results.format", "is \"%s\"; use \"tap\" or \"junit\"", format);
+        rc = field_error(r, field, "is \"%s\"; use \"tap\" or \"junit\"", format);
     else if (rc == 0 && junit && !path)
-        rc = field_error(r, "hidden_tests.results.path", "missing: a JUnit file's path in the tree (\"report.xml\")");
+        rc = field_error(r, path_field, "missing: a JUnit file's path in the tree (\"report.xml\")");
     else if (rc == 0 && !junit && path)
-        rc = field_error(r, "hidden_tests.results.path", "is for \"junit\" (TAP comes on the results descriptor)");
+        rc = field_error(r, path_field, "is for \"junit\" (TAP comes on the results descriptor)");
     else if (rc == 0 && junit && rlvr_diffgate_check_path(path, NULL) != RLVR_REASON_NONE)
-        rc = field_error(r, "hidden_tests.results.path",
+        rc = field_error(r, path_field,
                          "\"%s\" must be a plain relative path in the tree (no \"..\", no .git, not a hook or "
                          "environment file)", path);
     free(format);
-    if (rc == 0 && junit) r->task->hidden_results_junit = path;
+    if (rc == 0 && junit) *out = path;
     else free(path);
     return rc;
 }
@@ -394,7 +404,7 @@ static int read_hidden_tests(const reader *r, json_t *root) {
     if (!json_is_object(hid)) return field_error(r, "hidden_tests", "must be an object, not %s", json_kind(hid));
     static const char *const keys[] = {"root", "files", "command", "build", "judge", "results", NULL};
     RLVR_TRY(check_keys(r, hid, "hidden_tests.", keys));
-    RLVR_TRY(read_results(r, hid));
+    RLVR_TRY(read_results(r, hid, "hidden_tests", &t->hidden_results_junit));
     RLVR_TRY(get_string(r, hid, "hidden_tests.", "root", true, true, &t->hidden_root));
     RLVR_TRY(get_list(r, hid, "hidden_tests.", "files", true, true, false, &t->hidden_test_files));
     RLVR_TRY(read_judge(r, hid));
@@ -784,6 +794,14 @@ static json_t *list_json(const rlvr_str_list *l) {
     return a;
 }
 
+/* "results": {"format": "junit", "path": P} into `section`. */
+static int results_json(json_t *section, const char *path) {
+    json_t *res = json_object();
+    RLVR_TRY(set_new(section, "results", res));
+    RLVR_TRY(set_new(res, "format", json_string("junit")));
+    return set_new(res, "path", json_string(path));
+}
+
 static int tests_json(const rlvr_task *t, json_t *o) {
     RLVR_TRY(set_new(o, "repository", json_string(t->repository)));
     RLVR_TRY(set_new(o, "base_commit", json_string(t->base_commit)));
@@ -791,6 +809,7 @@ static int tests_json(const rlvr_task *t, json_t *o) {
     RLVR_TRY(set_new(o, "public_tests", pub));
     RLVR_TRY(set_new(pub, "command", json_string(t->public_test_command)));
     RLVR_TRY(set_new(pub, "files", list_json(&t->public_test_files)));
+    if (t->public_results_junit) RLVR_TRY(results_json(pub, t->public_results_junit));
     json_t *hid = json_object();
     RLVR_TRY(set_new(o, "hidden_tests", hid));
     RLVR_TRY(set_new(hid, "root", json_string(t->hidden_root)));
@@ -804,12 +823,7 @@ static int tests_json(const rlvr_task *t, json_t *o) {
         RLVR_TRY(set_new(hid, "command", json_string(t->hidden_test_command)));
     }
     if (t->hidden_build_command) RLVR_TRY(set_new(hid, "build", json_string(t->hidden_build_command)));
-    if (t->hidden_results_junit) {
-        json_t *res = json_object();
-        RLVR_TRY(set_new(hid, "results", res));
-        RLVR_TRY(set_new(res, "format", json_string("junit")));
-        RLVR_TRY(set_new(res, "path", json_string(t->hidden_results_junit)));
-    }
+    if (t->hidden_results_junit) RLVR_TRY(results_json(hid, t->hidden_results_junit));
     RLVR_TRY(set_new(o, "FAIL_TO_PASS", list_json(&t->fail_to_pass)));
     RLVR_TRY(set_new(o, "PASS_TO_PASS", list_json(&t->pass_to_pass)));
     RLVR_TRY(set_new(o, "reference_patch", json_string(t->reference_patch)));

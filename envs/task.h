@@ -79,6 +79,8 @@ typedef struct {
     rlvr_repo_kind repository_kind;
     char *base_commit;      /* 40 lowercase hex digits */
     char *public_test_command;
+    char *public_results_junit; /* "results": {"format": "junit", "path": P}: run_public_tests reads the JUnit
+                                   file P the command leaves and sums it up for the policy; NULL: output only */
     rlvr_str_list public_test_files; /* paths in the tree (checksummed by the diff gate) */
     char *hidden_root;      /* as written: directory holding the hidden files */
     char *hidden_root_path; /* resolved */
