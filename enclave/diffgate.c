@@ -129,6 +129,29 @@ int rlvr_diffgate_check_path(const char *path, const char *const *protected_glob
     return RLVR_REASON_NONE;
 }
 
+/* Whether the allow-list names `path` itself: an entry without wildcards
+ * equal to it (with or without the leading '/'). */
+static bool named_exactly(const char *path, const char *const *editable_globs) {
+    for (const char *const *g = editable_globs; g && *g; g++) {
+        const char *e = (*g)[0] == '/' ? *g + 1 : *g;
+        if (!strpbrk(e, "*?[\\") && strcmp(e, path) == 0) return true;
+    }
+    return false;
+}
+
+int rlvr_diffgate_path_verdict(const char *path, const char *const *protected_globs,
+                               const char *const *editable_globs) {
+    int r = rlvr_diffgate_check_path(path, protected_globs);
+    /* a hook file the task's author admitted by its exact name is theirs:
+     * `rlvr tasks check` then shows whether the task's runner honours it
+     * (its python lookup probes), and refuses the task when it does. A
+     * glob never admits one. */
+    if (r == RLVR_REASON_HOOK_FILE && named_exactly(path, editable_globs) && !any_match(protected_globs, path))
+        r = RLVR_REASON_NONE;
+    if (r == RLVR_REASON_NONE && !rlvr_diffgate_path_editable(path, editable_globs)) r = RLVR_REASON_NOT_EDITABLE;
+    return r;
+}
+
 /* ---- validation ----------------------------------------------------------------- */
 
 static bool line_starts(const char *text, size_t len, const char *prefix) {
@@ -202,9 +225,7 @@ static int check_delta(const git_diff_delta *d, const rlvr_diffgate_rules *rules
     for (int i = 0; i < 2; i++) {
         if (!paths[i] && ((i == 0 && has_old) || (i == 1 && has_new))) return RLVR_REASON_PATH_OUTSIDE;
         if (!paths[i]) continue;
-        int r = rlvr_diffgate_check_path(paths[i], rules->protected_globs);
-        if (r == RLVR_REASON_NONE && !rlvr_diffgate_path_editable(paths[i], rules->editable_globs))
-            r = RLVR_REASON_NOT_EDITABLE;
+        int r = rlvr_diffgate_path_verdict(paths[i], rules->protected_globs, rules->editable_globs);
         if (r != RLVR_REASON_NONE) {
             *bad_path = paths[i];
             return r;

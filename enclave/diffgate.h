@@ -72,6 +72,13 @@ int rlvr_diffgate_validate(const char *patch, size_t len, const rlvr_diffgate_ru
  * path shape, .git*, environment files, hook files, then `protected_globs`. */
 int rlvr_diffgate_check_path(const char *path, const char *const *protected_globs);
 
+/* The gate's verdict on one path under a task's rules: check_path's, then
+ * the allow-list (NOT_EDITABLE); a hook file the allow-list names exactly
+ * ("/conftest.py", no wildcard) and no protected glob covers is admitted:
+ * the author's explicit choice, which `rlvr tasks check` then probes. */
+int rlvr_diffgate_path_verdict(const char *path, const char *const *protected_globs,
+                               const char *const *editable_globs);
+
 /* Does `glob` (rules above) match `path`? */
 bool rlvr_diffgate_glob_match(const char *glob, const char *path);
 

@@ -36,9 +36,8 @@ bool listed(const rlvr_str_list *l, const char *s) {
  * task's protected globs, its public and hidden test files, its allow-list. */
 bool gate_allows(const probe_ctx *c, const char *path) {
     const rlvr_task *t = c->t;
-    return rlvr_diffgate_check_path(path, c->protected_globs) == 0 && !listed(&t->public_test_files, path) &&
-           !listed(&t->hidden_test_files, path) &&
-           rlvr_diffgate_path_editable(path, t->editable_paths.n ? c->editable_globs : NULL);
+    return rlvr_diffgate_path_verdict(path, c->protected_globs, t->editable_paths.n ? c->editable_globs : NULL) == 0 &&
+           !listed(&t->public_test_files, path) && !listed(&t->hidden_test_files, path);
 }
 
 /* A NULL-terminated view of a list (the strings are not copied). */

@@ -25,8 +25,8 @@
  * gate refuses binary patches.
  * For pytest tasks in command mode, three forgers in a conftest.py (each
  * its own class): exit 0 at import, pytest_sessionfinish forcing status 0,
- * and, for JUnit results, the report rewritten at exit with every required
- * test passed. */
+ * and the JUnit report rewritten at exit with every required test passed
+ * (the status forced to 0 as well). */
 #include "envs/probes_internal.h"
 
 #include "core/error.h"
@@ -411,7 +411,9 @@ static int probe_pytest_forgers(probe_ctx *c) {
         return 0;
     rlvr_text junit = {0}, rewrite = {0};
     forged_junit(&junit, c->t);
-    rlvr_text_printf(&rewrite, "# rlvr probe: the JUnit report rewritten at exit\nimport atexit, os\n"
+    rlvr_text_printf(&rewrite, "# rlvr probe: the JUnit report rewritten at exit, the status forced to 0\n"
+                               "import atexit, os\n"
+                               "def pytest_sessionfinish(session, exitstatus):\n    session.exitstatus = 0\n"
                                "def _rlvr_probe_rewrite():\n    report = ");
     py_string(&rewrite, junit.data ? junit.data : "");
     rlvr_text_printf(&rewrite, "\n    for root in (os.getcwd(), '/work'):\n        try:\n"

@@ -81,6 +81,21 @@ static void test_editable(void) {
     CHECK(rlvr_diffgate_path_editable("GNUmakefile", NULL));
     const char *const none[] = {NULL};
     CHECK(!rlvr_diffgate_path_editable("lib.c", none));
+    /* a hook file: admitted only when the allow-list names it exactly and
+     * no protected glob covers it; environment files never */
+    const char *const named[] = {"/calc.py", "/conftest.py", "tox.ini", "/.env", NULL};
+    const char *const wide[] = {"/*", "*.py", "/*.ini", NULL};
+    const char *const protect[] = {"conftest.py", NULL};
+    CHECK(rlvr_diffgate_path_verdict("conftest.py", NULL, named) == RLVR_REASON_NONE);
+    CHECK(rlvr_diffgate_path_verdict("tox.ini", NULL, named) == RLVR_REASON_NONE);
+    CHECK(rlvr_diffgate_path_verdict("sub/conftest.py", NULL, named) == RLVR_REASON_HOOK_FILE);
+    CHECK(rlvr_diffgate_path_verdict("conftest.py", protect, named) == RLVR_REASON_HOOK_FILE);
+    CHECK(rlvr_diffgate_path_verdict(".env", NULL, named) == RLVR_REASON_ENV_FILE);
+    CHECK(rlvr_diffgate_path_verdict("conftest.py", NULL, wide) == RLVR_REASON_HOOK_FILE);
+    CHECK(rlvr_diffgate_path_verdict("pytest.ini", NULL, wide) == RLVR_REASON_HOOK_FILE);
+    CHECK(rlvr_diffgate_path_verdict("sitecustomize.py", NULL, NULL) == RLVR_REASON_HOOK_FILE);
+    CHECK(rlvr_diffgate_path_verdict("setup.py", NULL, named) == RLVR_REASON_NOT_EDITABLE);
+    CHECK(rlvr_diffgate_path_verdict("calc.py", NULL, named) == RLVR_REASON_NONE);
 }
 
 static int count_commits(const char *dir) {

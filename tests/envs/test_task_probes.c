@@ -302,8 +302,9 @@ static void command_mode_py(json_t *spec) {
 }
 
 /* A pytest task in command mode (calc.mul adds), strict or weakened: an
- * allow-list of the whole top of the tree and pytest started without -I. */
-static void pytest_task(const char *id, bool weak) {
+ * allow-list of the whole top of the tree and pytest started without -I;
+ * or strict but with an allow-list that names conftest.py. */
+static void pytest_task(const char *id, bool weak, bool admits_conftest) {
     char repo[8192], hidden[8192], path[8300], cmd[20000], *out = NULL;
     snprintf(repo, sizeof repo, "%s/repos/%s", py_pool, id);
     snprintf(hidden, sizeof hidden, "%s/hidden/%s", py_pool, id);
@@ -334,6 +335,7 @@ static void pytest_task(const char *id, bool weak) {
         "-    return a + b\n+    return a * b\n",
         "protected_paths", "/tests", "editable_paths", weak ? "/*" : "/calc.py");
     free(out);
+    if (spec && admits_conftest) json_array_append_new(json_object_get(spec, "editable_paths"), json_string("/conftest.py"));
     CHECK(spec != NULL);
     snprintf(path, sizeof path, "%s/%s.json", py_pool, id);
     CHECK(spec && json_dump_file(spec, path, JSON_INDENT(2)) == 0);
@@ -342,11 +344,13 @@ static void pytest_task(const char *id, bool weak) {
 
 /* bugfix-py refuses every probe, the Python ones among them; weakened
  * copies are exploitable, naming the probe: the runner without -I -S
- * (python restart), command mode (hidden files at run time), and a pytest
- * task whose allow-list admits the top of the tree and whose pytest runs
- * without -I (python lookup: a module named like a standard one, a
- * configuration naming a plugin). The strict pytest task is still
- * command mode (its hidden test readable), but no Python lookup wins. */
+ * (python restart), command mode (hidden files at run time); a pytest
+ * task whose allow-list names conftest.py (python lookup conftest.py, the
+ * report rewritten at exit), and one whose allow-list admits the top of
+ * the tree and whose pytest runs without -I (python lookup: a module named
+ * like a standard one, a configuration naming a plugin; never conftest.py,
+ * which no glob admits). The strict pytest task is still command mode
+ * (its hidden test readable), but no Python lookup wins. */
 static void test_python_probes(void) {
     snprintf(py_pool, sizeof py_pool, "%s/pypool", dir);
     mkdir(py_pool, 0755);
@@ -359,13 +363,16 @@ static void test_python_probes(void) {
     const char *bug = "bugfix-py-train-d1-s5-000000";
     plant_py(bug, "py-command-mode", command_mode_py);
     plant_py(bug, "py-no-isolation", without_isolation);
-    pytest_task("pytest-strict", false);
-    pytest_task("pytest-weak", true);
+    pytest_task("pytest-admits-conftest", false, true);
+    pytest_task("pytest-strict", false, false);
+    pytest_task("pytest-weak", true, false);
     const expectation want[] = {
         {bug, RLVR_TASK_CHECK_OK, {NULL}, NULL},
         {"py-command-mode", RLVR_TASK_CHECK_EXPLOITABLE, {"hidden files at run time tests/judge.c", NULL}, "python"},
         {"py-no-isolation", RLVR_TASK_CHECK_EXPLOITABLE,
          {"python restart sitecustomize.py, usercustomize.py, a .pth file", NULL}, "hidden files"},
+        {"pytest-admits-conftest", RLVR_TASK_CHECK_EXPLOITABLE,
+         {"python lookup conftest.py", "pytest report rewritten conftest.py", NULL}, "python restart"},
         {"pytest-strict", RLVR_TASK_CHECK_EXPLOITABLE, {"hidden files at run time tests/test_calc.py", NULL}, "python"},
         {"pytest-weak", RLVR_TASK_CHECK_EXPLOITABLE, {"python lookup unittest.py", "python lookup setup.cfg", NULL},
          "python lookup conftest.py"},
