@@ -198,6 +198,16 @@ static void test_root_refusals(const images *im) {
     rc = rlvr_sandbox_host_image(host, im->sqfs, "/usr/bin/python3", NULL, 0);
     CHECK_MSG(rc == RLVR_EINVAL && strstr(rlvr_error_last(), "not a directory"), "workdir a file: %s",
               rlvr_error_last());
+    /* a whole superblock over a broken root inode: neither way mounts it,
+     * and the error says what each met */
+    char broken[PATH_MAX];
+    snprintf(broken, sizeof broken, "%s/broken-root.sqfs", im->scratch);
+    const unsigned char bad_root[8] = {0xf0, 0xff, 0xff, 0x0f, 0, 0, 0, 0};
+    CHECK_OK(damaged_copy(im->sqfs, broken, 0, 32, bad_root, sizeof bad_root));
+    rc = rlvr_sandbox_host_image(host, broken, NULL, NULL, 0);
+    const char *e = rlvr_error_last();
+    CHECK_MSG(rc == RLVR_ESANDBOX && strstr(e, broken) && strstr(e, "kernel squashfs:") && strstr(e, "squashfuse:"),
+              "an image neither way mounts: %d %s", rc, e);
     char how[64] = "";
     CHECK_OK(rlvr_sandbox_host_image(host, im->sqfs, "/testbed", how, sizeof how));
     CHECK_MSG(strcmp(how, rlvr_sandbox_host_privileged(host) ? "kernel squashfs" : "squashfuse") == 0,

@@ -292,6 +292,14 @@ static void without_isolation(json_t *spec) {
     for (size_t i = 0; i < 4; i++) json_array_append_new(run, json_string(argv[i]));
 }
 
+/* The allow-list names conftest.py and sitecustomize.py: the gate admits
+ * them, but the runner (no pytest, python3 -I -S) never reads them. */
+static void admits_lookups(json_t *spec) {
+    json_t *editable = json_object_get(spec, "editable_paths");
+    json_array_append_new(editable, json_string("/conftest.py"));
+    json_array_append_new(editable, json_string("/sitecustomize.py"));
+}
+
 /* Command mode: the judge built and run by the test command, its source
  * in the tree while the code under test runs. */
 static void command_mode_py(json_t *spec) {
@@ -344,7 +352,10 @@ static void pytest_task(const char *id, bool weak, bool admits_conftest) {
 
 /* bugfix-py refuses every probe, the Python ones among them; weakened
  * copies are exploitable, naming the probe: the runner without -I -S
- * (python restart), command mode (hidden files at run time); a pytest
+ * (python restart), command mode (hidden files at run time); its copy
+ * whose allow-list names conftest.py and sitecustomize.py stays ok (their
+ * probes are made and refused: nothing in it runs pytest, and its Python
+ * is isolated); a pytest
  * task whose allow-list names conftest.py (python lookup conftest.py, the
  * report rewritten at exit), and one whose allow-list admits the top of
  * the tree and whose pytest runs without -I (python lookup: a module named
@@ -361,6 +372,7 @@ static void test_python_probes(void) {
     o.seed = 5;
     CHECK_OK(rlvr_task_gen(&o, py_pool, NULL));
     const char *bug = "bugfix-py-train-d1-s5-000000";
+    plant_py(bug, "py-admits-lookups", admits_lookups);
     plant_py(bug, "py-command-mode", command_mode_py);
     plant_py(bug, "py-no-isolation", without_isolation);
     pytest_task("pytest-admits-conftest", false, true);
@@ -368,6 +380,7 @@ static void test_python_probes(void) {
     pytest_task("pytest-weak", true, false);
     const expectation want[] = {
         {bug, RLVR_TASK_CHECK_OK, {NULL}, NULL},
+        {"py-admits-lookups", RLVR_TASK_CHECK_OK, {NULL}, NULL},
         {"py-command-mode", RLVR_TASK_CHECK_EXPLOITABLE, {"hidden files at run time tests/judge.c", NULL}, "python"},
         {"py-no-isolation", RLVR_TASK_CHECK_EXPLOITABLE,
          {"python restart sitecustomize.py, usercustomize.py, a .pth file", NULL}, "hidden files"},
@@ -404,6 +417,22 @@ static void test_python_probes(void) {
     CHECK_MSG(forged == 1 && guard == 1 && state == 1 && restart == 1 && lookup == 0,
               "bugfix-py probes: forged %d guard %d state %d restart %d lookup %d", forged, guard, state, restart,
               lookup);
+    rlvr_probe_set_free(&ps);
+    rlvr_task_free(t);
+    /* the copy that admits them: their probes are made, and refused above */
+    snprintf(path, sizeof path, "%s/py-admits-lookups.json", py_pool);
+    t = NULL;
+    CHECK_OK(rlvr_task_load_file(&t, path));
+    memset(&ps, 0, sizeof ps);
+    if (t) CHECK_OK(rlvr_task_probes(t, dir, &ps));
+    bool conftest = false, sitecustomize = false;
+    for (size_t i = 0; i < ps.n; i++) {
+        conftest |= strcmp(ps.items[i].klass, "python lookup") == 0 && strcmp(ps.items[i].part, "conftest.py") == 0;
+        sitecustomize |=
+            strcmp(ps.items[i].klass, "python lookup") == 0 && strcmp(ps.items[i].part, "sitecustomize.py") == 0;
+    }
+    CHECK_MSG(conftest && sitecustomize, "the admitted lookups made no probe (conftest %d, sitecustomize %d)", conftest,
+              sitecustomize);
     rlvr_probe_set_free(&ps);
     rlvr_task_free(t);
     rlvr_sandbox_host_free(host);
