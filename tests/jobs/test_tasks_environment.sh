@@ -2,7 +2,8 @@
 # Task environments from the command line: a pool of 100 command-mode
 # pytest tasks whose tests pass only inside a SquashFS image (the host's
 # Python with pytest and a package the host lacks) checks with one mount
-# (`rlvr tasks check` says how many); `rlvr verify` passes the reference and
+# (`rlvr tasks check` says how many; each task refused for the hidden test
+# it can read in command mode, and for nothing else); `rlvr verify` passes the reference and
 # fails the bug inside the image; the same task as a SIF file; refusals that
 # name the file: at load (a file that is no image, a truncated image, a
 # working directory the sandbox owns), at check time (an image without
@@ -92,10 +93,15 @@ f[4096:4096 + len(descr)] = descr
 open(d + "/env.sif", "wb").write(bytes(f) + sq)
 PY
 
-# the pool of 100: every task ok, one mount for all of them
-check "a pool of 100 tasks in one image" 0 "$rlvr" tasks check "$dir/pool100" --runs 1 --wall-s 60
-expect_text "checked 100 tasks: 100 ok"
+# the pool of 100, one mount for all of them. Command-mode pytest shares a
+# process with the code under test, which can read the hidden test file:
+# every task is exploitable through that probe (docs/ENCLAVE.md), and
+# through nothing else: no Python lookup, no restart wins inside the image
+check "a pool of 100 tasks in one image" 1 "$rlvr" tasks check "$dir/pool100" --runs 1 --wall-s 60
+expect_text "checked 100 tasks: 0 ok, 0 broken, 0 flaky, 0 infra, 100 exploitable"
 expect_text "environments: 100 task(s) ran in images; 1 image mount(s)"
+n=$(grep -c 'exploitable calc-env-[0-9]* .*rewarded without a fix: hidden files at run time tests/test_calc.py, /work/tests/test_calc.py$' "$out")
+[ "$n" = 100 ] || { echo "FAIL: $n of 100 tasks refused for the hidden test alone"; grep exploitable "$out" | head -3; fail=1; }
 
 # one task by hand, in the image and as SIF
 check "verify: the reference inside the image" 0 "$rlvr" verify --task "$dir/one/calc-env-000.json" --patch "$dir/ref.diff"
