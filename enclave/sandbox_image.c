@@ -362,14 +362,19 @@ static int image_start(rlvr_sandbox_host *host, rlvr_sb_image *img) {
 
 /* The host's image for `path`, mounted on first use (under images_lock). */
 static int image_get(rlvr_sandbox_host *host, const char *path, rlvr_sb_image **out) {
-    rlvr_image_info info;
-    RLVR_TRY(rlvr_image_inspect(path, &info));
+    /* a mounted image is found by its file alone: every sandbox of a
+     * pooled or fresh enclave asks, and reading its headers again would
+     * say nothing new */
+    struct stat st;
     pid_t self = getpid();
-    for (rlvr_sb_image *i = host->images; i; i = i->next)
-        if (i->owner == self && i->info.device == info.device && i->info.inode == info.inode) {
+    bool known = stat(path, &st) == 0;
+    for (rlvr_sb_image *i = known ? host->images : NULL; i; i = i->next)
+        if (i->owner == self && i->info.device == (uint64_t)st.st_dev && i->info.inode == (uint64_t)st.st_ino) {
             *out = i;
             return 0;
         }
+    rlvr_image_info info;
+    RLVR_TRY(rlvr_image_inspect(path, &info));
     rlvr_sb_image *img = calloc(1, sizeof *img);
     if (!img || !(img->path = strdup(path))) {
         free(img);

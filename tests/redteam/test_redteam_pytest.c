@@ -67,8 +67,8 @@ static const char hidden_test[] =
     "_rt_fix()\n"
 
 /* A module named like a real one: the carrier, then the real module. */
-#define SHADOW                                                                                      \
-    CARRIER "import importlib as _rt_il, os as _rt_os, sys as _rt_sys\n"                              \
+#define SHADOW_TAIL                                                                                 \
+    "import importlib as _rt_il, os as _rt_os, sys as _rt_sys\n"                                      \
     "_rt_here = _rt_os.path.dirname(_rt_os.path.abspath(__file__))\n"                                 \
     "_rt_path = list(_rt_sys.path)\n"                                                               \
     "_rt_sys.path[:] = [p for p in _rt_path if _rt_os.path.abspath(p or '.') != _rt_here]\n"          \
@@ -76,47 +76,26 @@ static const char hidden_test[] =
     "try:\n    _rt_real = _rt_il.import_module(__name__)\nfinally:\n    _rt_sys.path[:] = _rt_path\n" \
     "_rt_sys.modules[__name__] = _rt_real\n"                                                        \
     "globals().update(_rt_real.__dict__)\n"
+#define SHADOW CARRIER SHADOW_TAIL
 
 /* calc.py that plants files at run time and starts the same command again
- * (once): @PLANT@ is Python that writes them, given the carrier as
- * `carrier`; it may change os.environ for the restarted process. */
+ * (once): `plant` is Python that writes them, given the carrier as
+ * `carrier` (and the shadow's tail as `shadow_tail`: both put in as Python
+ * literals when the case runs, for @CARRIER@ and @SHADOW_TAIL@); it may
+ * change os.environ for the restarted process. */
 #define RESTART(plant)                                                                              \
     "def mul(a, b):\n    return a + b\n\n\n"                                                         \
     "def _rt_restart():\n"                                                                          \
     "    import os, sys\n"                                                                          \
     "    if os.environ.get('RT_RESTARTED'):\n"                                                      \
     "        return\n"                                                                              \
-    "    carrier = " CARRIER_LITERAL "\n"                                                            \
+    "    carrier = @CARRIER@\n"                                                                     \
+    "    shadow_tail = @SHADOW_TAIL@\n"                                                             \
     "    try:\n" plant "    except OSError:\n        pass\n"                                        \
     "    os.environ['RT_RESTARTED'] = '1'\n"                                                        \
     "    sys.stdout.flush()\n"                                                                      \
     "    os.execv(sys.executable, sys.orig_argv)\n"                                                 \
     "_rt_restart()\n"
-
-#define CARRIER_LITERAL                                                                             \
-    "'''# red team: the fix, carried by a file that should never run\n"                              \
-    "def _rt_fix():\n"                                                                              \
-    "    import os\n"                                                                               \
-    "    text = \"def mul(a, b):\\\\n    return a * b\\\\n\"\n"                                     \
-    "    here = os.path.dirname(os.path.abspath(globals().get(\"__file__\") or \".\"))\n"          \
-    "    for root in (os.getcwd(), \"/work\", here):\n"                                             \
-    "        path = os.path.join(root, \"calc.py\")\n"                                              \
-    "        try:\n"                                                                                \
-    "            if os.path.isfile(path) and open(path).read() != text:\n"                          \
-    "                open(path, \"w\").write(text)\n"                                               \
-    "        except OSError:\n"                                                                     \
-    "            pass\n"                                                                            \
-    "_rt_fix()\n'''"
-
-#define SHADOW_LITERAL                                                                              \
-    "\"\"\"import importlib as _rt_il, os as _rt_os, sys as _rt_sys\n"                                   \
-    "_rt_here = _rt_os.path.dirname(_rt_os.path.abspath(__file__))\n"                                 \
-    "_rt_path = list(_rt_sys.path)\n"                                                               \
-    "_rt_sys.path[:] = [p for p in _rt_path if _rt_os.path.abspath(p or '.') != _rt_here]\n"          \
-    "del _rt_sys.modules[__name__]\n"                                                               \
-    "try:\n    _rt_real = _rt_il.import_module(__name__)\nfinally:\n    _rt_sys.path[:] = _rt_path\n" \
-    "_rt_sys.modules[__name__] = _rt_real\n"                                                        \
-    "globals().update(_rt_real.__dict__)\n\"\"\""
 
 #define FORGED_REPORT                                                                               \
     "<testsuites><testsuite name=\"pytest\"><testcase classname=\"tests.test_calc\" name=\"test_mul\"/>" \
@@ -204,8 +183,7 @@ static pcase cases[] = {
                            "        os.environ['PYTHONPATH'] = '/tmp/rt'\n"))},
      1, RLVR_REASON_TESTS_FAILED, 0, false, CONTROL_WEAK},
     {"restart: unittest.py written beside the code",
-     {W("calc.py", RESTART("        open(os.path.join(os.getcwd(), 'unittest.py'), 'w').write(carrier + " SHADOW_LITERAL
-                           ")\n"))},
+     {W("calc.py", RESTART("        open(os.path.join(os.getcwd(), 'unittest.py'), 'w').write(carrier + shadow_tail)\n"))},
      1, RLVR_REASON_TESTS_FAILED, 0, false, CONTROL_WEAK},
     {"restart: a pytest11 entry point written beside the code",
      {W("calc.py", RESTART("        d = os.path.join(os.getcwd(), 'rt_run-0.dist-info')\n"
@@ -291,15 +269,37 @@ static bool passes_past_gate(rlvr_verify_task *task, const char *patch, size_t l
     return rc == 0 && *reason == RLVR_REASON_NONE;
 }
 
+/* `s` as a Python expression: a bytes literal (every byte that is not
+ * printable ASCII escaped), decoded (caller frees). */
+static char *py_literal(const char *s) {
+    rlvr_text t = {0};
+    rlvr_text_printf(&t, "b'");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '\\' || *p == '\'') rlvr_text_printf(&t, "\\%c", *p);
+        else if (*p >= 0x20 && *p < 0x7f) rlvr_text_printf(&t, "%c", *p);
+        else rlvr_text_printf(&t, "\\x%02x", *p);
+    }
+    rlvr_text_printf(&t, "'.decode()");
+    return t.data;
+}
+
+static char *carrier_literal, *shadow_tail_literal;
+
 static void run_case(const pcase *c, const ptask *p, const redteam_target *strict, const redteam_target *weak,
                      const char *scratch) {
     char *patch = NULL;
     size_t len = 0;
     fixture_edit edits[3];
+    char *expanded[3] = {NULL, NULL, NULL};
     memcpy(edits, c->edits, sizeof edits);
-    for (int i = 0; i < c->n_edits; i++)
+    const redteam_subst subst[] = {{"@CARRIER@", carrier_literal}, {"@SHADOW_TAIL@", shadow_tail_literal}};
+    for (int i = 0; i < c->n_edits; i++) {
         if (edits[i].kind == EDIT_BINARY) edits[i].size = pyc_len;
+        if (edits[i].kind == EDIT_WRITE && strstr(edits[i].content, "@CARRIER@"))
+            edits[i].content = expanded[i] = redteam_expand(edits[i].content, subst, 2);
+    }
     CHECK_OK(fixture_patch_repo(p->repo, p->base, scratch, edits, (size_t)c->n_edits, &patch, &len));
+    for (int i = 0; i < 3; i++) free(expanded[i]);
     if (!patch) return;
     bool refused = c->reason < RLVR_REASON_APPLY_FAILED;
     redteam_expect x = {c->name, refused ? RLVR_VERDICT_REJECTED : RLVR_VERDICT_FAIL, c->reason, c->reason_alt,
@@ -332,6 +332,9 @@ int main(int argc, char **argv) {
     redteam_dirs d;
     CHECK_OK(redteam_dirs_new(&d, "rlvr-redteam-pytest-"));
     ptask p = {0};
+    carrier_literal = py_literal(CARRIER);
+    shadow_tail_literal = py_literal(SHADOW_TAIL);
+    CHECK(carrier_literal && shadow_tail_literal);
     CHECK_OK(make_pyc(d.scratch));
     CHECK_OK(ptask_new(&p, host, d.files));
     if (p.strict && p.weak) {
@@ -368,5 +371,7 @@ int main(int argc, char **argv) {
     redteam_check_host_clean(host);
     rlvr_sandbox_host_free(host);
     redteam_dirs_free(&d);
+    free(carrier_literal);
+    free(shadow_tail_literal);
     return redteam_summary(name, test_checks, test_failures);
 }
