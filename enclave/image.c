@@ -42,15 +42,6 @@ static uint16_t le16(const unsigned char *p) { return (uint16_t)(p[0] | p[1] << 
 static uint32_t le32(const unsigned char *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
 static uint64_t le64(const unsigned char *p) { return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32; }
 
-const char *rlvr_image_kind_name(rlvr_image_kind kind) {
-    switch (kind) {
-    case RLVR_IMAGE_DIRECTORY: return "directory";
-    case RLVR_IMAGE_SQUASHFS: return "SquashFS";
-    case RLVR_IMAGE_SIF: return "SIF";
-    }
-    return "unknown";
-}
-
 static int read_at(int fd, const char *path, void *buf, size_t len, uint64_t at) {
     ssize_t n = pread(fd, buf, len, (off_t)at);
     if (n < 0) return rlvr_error_errno_at(__FILE__, __LINE__, "reading %s", path);

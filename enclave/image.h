@@ -39,9 +39,6 @@ typedef struct {
  * file cannot be read. */
 int rlvr_image_inspect(const char *path, rlvr_image_info *out);
 
-/* The kind's name for messages: "directory", "SquashFS", "SIF". */
-const char *rlvr_image_kind_name(rlvr_image_kind kind);
-
 /* Whether `workdir` is a working directory a task may name: absolute, plain
  * components (no ".", "..", empty or control characters), at most 200
  * bytes, and none of the paths the sandbox owns (/proc, /dev, /tmp, /.rlvr,
