@@ -190,7 +190,50 @@ static int compare_by_key(const void *a, const void *b) {
     return (int)x->split - (int)y->split;
 }
 
-int rlvr_task_pools_check_splits(const rlvr_task_pool *const *pools, size_t n_pools) {
+/* A key shared by train and other tasks is clean when it is split by time:
+ * every task of it has created_at and every train task is older than every
+ * eval or regression task (a repository mined along its history). *newest
+ * and *oldest receive the two tasks that decide it. */
+static bool split_by_time(const rlvr_task *const *group, size_t n, const rlvr_task **newest_train,
+                          const rlvr_task **oldest_other) {
+    *newest_train = *oldest_other = NULL;
+    for (size_t k = 0; k < n; k++) {
+        const rlvr_task *t = group[k];
+        if (!t->has_created_at) {
+            *newest_train = *oldest_other = t;
+            return false;
+        }
+        const rlvr_task **slot = t->split == RLVR_SPLIT_TRAIN ? newest_train : oldest_other;
+        bool train = t->split == RLVR_SPLIT_TRAIN;
+        if (!*slot || (train ? t->created_at > (*slot)->created_at : t->created_at < (*slot)->created_at)) *slot = t;
+    }
+    return (*newest_train)->created_at < (*oldest_other)->created_at;
+}
+
+static int shared_key_error(const rlvr_task *const *group, size_t n, size_t shared) {
+    const rlvr_task *train, *other;
+    if (split_by_time(group, n, &train, &other)) return 0;
+    if (train == other) /* a task without created_at */
+        return rlvr_error_set(
+            RLVR_EINVAL,
+            "split hygiene: split key \"%s\" is used by train and eval or regression tasks, and task \"%s\" (%s) has "
+            "no created_at; %zu shared key%s in all. Train tasks must not share a repository or template with eval or "
+            "regression tasks unless every train task is older than every other (give each task its created_at): move "
+            "or regenerate the tasks on one side",
+            group[0]->split_key, train->id, train->source, shared, shared == 1 ? "" : "s");
+    char a[21], b[21];
+    rlvr_task_time_format(train->created_at, a);
+    rlvr_task_time_format(other->created_at, b);
+    return rlvr_error_set(RLVR_EINVAL,
+                          "split hygiene: split key \"%s\" is used by train task \"%s\" (%s, created %s) and %s task "
+                          "\"%s\" (%s, created %s), and the train task is not the older; %zu shared key%s in all. A "
+                          "key split by time needs every train task older than every eval or regression task: move "
+                          "or regenerate the tasks on one side",
+                          group[0]->split_key, train->id, train->source, a, rlvr_split_name(other->split), other->id,
+                          other->source, b, shared, shared == 1 ? "" : "s");
+}
+
+int rlvr_task_pools_split_check(const rlvr_task_pool *const *pools, size_t n_pools, size_t *time_split_keys) {
     size_t total = 0;
     for (size_t p = 0; p < n_pools; p++) total += pools[p]->n;
     const rlvr_task **all;
@@ -201,32 +244,32 @@ int rlvr_task_pools_check_splits(const rlvr_task_pool *const *pools, size_t n_po
     /* Sorted by (key, split): a shared key shows as a train task directly
      * followed, within the same key, by an eval or regression task. */
     qsort(all, total, sizeof *all, compare_by_key);
-    const rlvr_task *first_train = NULL, *first_other = NULL;
-    size_t shared = 0;
+    size_t shared = 0, by_time = 0;
     for (size_t i = 0; i < total;) {
         size_t j = i;
         while (j < total && strcmp(all[j]->split_key, all[i]->split_key) == 0) j++;
         if (all[i]->split == RLVR_SPLIT_TRAIN && all[j - 1]->split != RLVR_SPLIT_TRAIN) {
-            if (!shared) {
-                first_train = all[i];
-                size_t m = i;
-                while (all[m]->split == RLVR_SPLIT_TRAIN) m++;
-                first_other = all[m];
-            }
-            shared++;
+            const rlvr_task *a, *b;
+            if (split_by_time(all + i, j - i, &a, &b)) by_time++;
+            else shared++;
         }
         i = j;
     }
     int rc = 0;
-    if (shared)
-        rc = rlvr_error_set(RLVR_EINVAL,
-                            "split hygiene: split key \"%s\" is used by train task \"%s\" (%s) and %s task \"%s\" (%s)"
-                            "; %zu shared key%s in all. Train tasks must not share a repository or template with "
-                            "eval or regression tasks: move or regenerate the tasks on one side",
-                            first_train->split_key, first_train->id, first_train->source,
-                            rlvr_split_name(first_other->split), first_other->id, first_other->source, shared, shared == 1 ? "" : "s");
+    for (size_t i = 0; shared && rc == 0 && i < total;) {
+        size_t j = i;
+        while (j < total && strcmp(all[j]->split_key, all[i]->split_key) == 0) j++;
+        if (all[i]->split == RLVR_SPLIT_TRAIN && all[j - 1]->split != RLVR_SPLIT_TRAIN)
+            rc = shared_key_error(all + i, j - i, shared);
+        i = j;
+    }
     free(all);
+    if (rc == 0 && time_split_keys) *time_split_keys = by_time;
     return rc;
+}
+
+int rlvr_task_pools_check_splits(const rlvr_task_pool *const *pools, size_t n_pools) {
+    return rlvr_task_pools_split_check(pools, n_pools, NULL);
 }
 
 int rlvr_task_pool_check_splits(const rlvr_task_pool *pool) { return rlvr_task_pools_check_splits(&pool, 1); }

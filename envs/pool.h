@@ -10,7 +10,9 @@
  *
  * Split hygiene (docs/TASKS.md "Pools"): train tasks share no split key with
  * eval or regression tasks, so no repository or template is both trained on
- * and measured. Training and evaluation refuse a pool, or a set of pools, that
+ * and measured, unless the key is split by time: every task of it carries
+ * created_at and every train task is older than every eval or regression
+ * task (tasks mined along one repository's history). Training and evaluation refuse a pool, or a set of pools, that
  * breaks it. */
 #ifndef RLVR_ENVS_POOL_H
 #define RLVR_ENVS_POOL_H
@@ -38,12 +40,17 @@ const rlvr_task *rlvr_task_pool_find(const rlvr_task_pool *pool, const char *id)
 size_t rlvr_task_pool_count(const rlvr_task_pool *pool, rlvr_split split);
 
 /* Split hygiene over the tasks of one pool: RLVR_EINVAL when a split key is
- * used by a train task and by an eval or regression task; the message names
- * the key, one task of each side, and how many keys are shared. */
+ * used by a train task and by an eval or regression task and not split by
+ * time; the message names the key, the tasks that decide it, and how many
+ * keys are shared. */
 int rlvr_task_pool_check_splits(const rlvr_task_pool *pool);
 
 /* The same over several pools taken together (a training pool and the
  * evaluation pools of the same run). */
 int rlvr_task_pools_check_splits(const rlvr_task_pool *const *pools, size_t n_pools);
+
+/* The same, and *time_split_keys (may be NULL) receives how many keys are
+ * shared by train and other tasks and split by time. */
+int rlvr_task_pools_split_check(const rlvr_task_pool *const *pools, size_t n_pools, size_t *time_split_keys);
 
 #endif

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 static const char *const split_names[RLVR_SPLIT_COUNT] = {"train", "eval", "regression"};
 
@@ -650,12 +651,73 @@ static int check_id(const reader *r, const char *id) {
     return 0;
 }
 
+/* ---- times ("created_at") -------------------------------------------------- */
+
+static bool digits(const char *s, int n, int *out) {
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') return false;
+        v = v * 10 + (s[i] - '0');
+    }
+    *out = v;
+    return true;
+}
+
+int rlvr_task_time_parse(const char *text, int64_t *out) {
+    int y, mo, d, h = 0, mi = 0, sec = 0, off = 0;
+    const char *p = text;
+    if (!digits(p, 4, &y) || p[4] != '-' || !digits(p + 5, 2, &mo) || p[7] != '-' || !digits(p + 8, 2, &d))
+        return RLVR_EINVAL;
+    p += 10;
+    if (*p == 'T' || *p == ' ') {
+        if (!digits(p + 1, 2, &h) || p[3] != ':' || !digits(p + 4, 2, &mi) || p[6] != ':' || !digits(p + 7, 2, &sec))
+            return RLVR_EINVAL;
+        p += 9;
+        if (*p == '.')
+            for (p++; *p >= '0' && *p <= '9'; p++) {}
+        int oh, om;
+        if (*p == 'Z') p++;
+        else if ((*p == '+' || *p == '-') && digits(p + 1, 2, &oh) && p[3] == ':' && digits(p + 4, 2, &om)) {
+            off = (*p == '-' ? -1 : 1) * (oh * 3600 + om * 60);
+            p += 6;
+        }
+    }
+    if (*p || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) return RLVR_EINVAL;
+    /* days from the civil date (proleptic Gregorian), no time zone database */
+    int yy = mo <= 2 ? y - 1 : y;
+    int64_t era = (yy >= 0 ? yy : yy - 399) / 400;
+    int64_t yoe = yy - era * 400, doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t days = era * 146097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719468;
+    *out = days * 86400 + h * 3600 + mi * 60 + sec - off;
+    return 0;
+}
+
+void rlvr_task_time_format(int64_t t, char out[21]) {
+    time_t tt = (time_t)t;
+    struct tm tm;
+    gmtime_r(&tt, &tm);
+    strftime(out, 21, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static int read_created_at(const reader *r, json_t *root) {
+    char *s = NULL;
+    RLVR_TRY(get_string(r, root, "", "created_at", false, true, &s));
+    if (!s) return 0;
+    int rc = rlvr_task_time_parse(s, &r->task->created_at);
+    if (rc < 0)
+        rc = field_error(r, "created_at", "is \"%s\"; write a UTC time as 2019-03-04T12:30:00Z (or a date, 2019-03-04)",
+                         s);
+    else r->task->has_created_at = true;
+    free(s);
+    return rc;
+}
+
 static const char *const top_keys[] = {
     "format",         "id",           "family",       "template",        "split",         "split_key",
     "verifier",       "prompt",       "repository",   "base_commit",     "public_tests",  "hidden_tests",
     "FAIL_TO_PASS",   "PASS_TO_PASS", "reference_patch", "wrong_patches", "protected_paths", "editable_paths",
     "network",        "environment",  "arith",          "reference_answer", "wrong_answers", "tools",     "budgets",
-    "metadata",       NULL,
+    "metadata",       "created_at",   NULL,
 };
 
 /* Fields that belong to one verifier only. */
@@ -700,6 +762,7 @@ static int read_root(const reader *r, json_t *root) {
     RLVR_TRY(t->verifier == RLVR_VERIFIER_TESTS ? read_tests_verifier(r, root) : read_arith_verifier(r, root));
     RLVR_TRY(read_tools(r, root));
     RLVR_TRY(read_budgets(r, root));
+    RLVR_TRY(read_created_at(r, root));
     json_t *meta = json_object_get(root, "metadata");
     if (meta) {
         if (!json_is_object(meta)) return field_error(r, "metadata", "must be an object, not %s", json_kind(meta));
@@ -899,6 +962,11 @@ static int task_json(const rlvr_task *t, json_t *o) {
             if (json_array_append_new(tools, json_string(rlvr_tool_name((rlvr_tool_id)i))) != 0)
                 return RLVR_FAIL(RLVR_ENOMEM, "out of memory writing a task spec");
     RLVR_TRY(budgets_json(t, o));
+    if (t->has_created_at) {
+        char when[21];
+        rlvr_task_time_format(t->created_at, when);
+        RLVR_TRY(set_new(o, "created_at", json_string(when)));
+    }
     if (t->metadata_json) {
         json_error_t jerr;
         json_t *meta = json_loads(t->metadata_json, 0, &jerr);

@@ -114,7 +114,18 @@ typedef struct {
     rlvr_str_list wrong_answers;
 
     char *metadata_json; /* the free-form "metadata" object, compact JSON; NULL when none */
+    int64_t created_at;  /* "created_at": when the task's change was made (UTC seconds since 1970; a mined
+                            task's fix commit); with has_created_at. Train and eval tasks may share a split
+                            key only when every train task is older than every eval task (envs/pool.h) */
+    bool has_created_at;
 } rlvr_task;
+
+/* "2019-03-04T12:30:00Z" (fractions and a "+HH:MM" offset accepted, a bare
+ * date is midnight UTC) to seconds since 1970; RLVR_EINVAL (no message) for
+ * anything else. */
+int rlvr_task_time_parse(const char *text, int64_t *out);
+/* The same time written back, "2019-03-04T12:30:00Z" (21 bytes with NUL). */
+void rlvr_task_time_format(int64_t t, char out[21]);
 
 /* Reads and checks one spec file. RLVR_EIO when unreadable, RLVR_EFORMAT
  * when a field is missing or wrong (message names file and field). */

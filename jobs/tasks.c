@@ -9,6 +9,7 @@
 #include "envs/check.h"
 #include "envs/gen.h"
 #include "envs/pool.h"
+#include "envs/sources.h"
 #include "jobs/commands.h"
 #include "jobs/schemas.h"
 #include "train/run.h"
@@ -29,6 +30,11 @@ static void usage(FILE *out) {
             "       rlvr tasks list POOL\n"
             "       rlvr tasks check POOL [--json] [--runs N] [--seed S] [--jobs J] [--wall-s T]\n"
             "                        [--manifest PATH] [--config RUN.ini]\n"
+            "       rlvr tasks mine REPO --out POOL [--facts FACTS.json] [--test-command CMD]\n"
+            "                       [--results tap|junit:PATH] [--environment IMAGE] [--tests GLOB]...\n"
+            "                       [--code GLOB]... [--since DATE] [--until DATE] [--max N]\n"
+            "                       [--eval-share F] [--runs N] [--name NAME] [--rev REV] [--seed S]\n"
+            "                       [--config RUN.ini]\n"
             "\n"
             "families: bugfix-c (multi-turn C bug fixing), bugfix-py (the same in Python), arith (single-turn arithmetic)\n"
             "A pool is a directory of *.json task specs or a .jsonl file (docs/TASKS.md).\n"
@@ -38,7 +44,11 @@ static void usage(FILE *out) {
             "POOL.manifest.json) records every verdict and the pool's content hash. --config: build\n"
             "the sandboxes as the run's [sandbox] section says (system paths, uid, overlay), as its\n"
             "training will. Exit status 0 when every task passed, 1 when some were excluded or the\n"
-            "check failed.\n");
+            "check failed.\n"
+            "mine: commits that change code and tests become tasks (the parent the base, the code part\n"
+            "the reference, the tests hidden), kept when the enclave finds FAIL_TO_PASS tests; the\n"
+            "newest --eval-share (default 0.2) become eval tasks. FACTS.json holds the repository's\n"
+            "facts (docs/TASKS.md \"Your own tasks\"); the flags replace its keys.\n");
 }
 
 static int cmd_gen(int argc, char **argv) {
@@ -225,10 +235,149 @@ static int cmd_check(int argc, char **argv) {
     return counts[0] == n ? RLVR_EXIT_OK : RLVR_EXIT_FAILURE;
 }
 
+/* ---- tasks mine ------------------------------------------------------------------- */
+
+typedef struct {
+    const char *out, *facts, *config;
+    json_t *overrides; /* facts given as flags */
+    rlvr_mine_options opts;
+} mine_args;
+
+static int parse_time_flag(const char *flag, const char *value, int64_t *out) {
+    if (rlvr_task_time_parse(value, out) == 0) return 0;
+    fprintf(stderr, "rlvr tasks mine: %s wants a date (2019-03-04) or a UTC time (2019-03-04T12:30:00Z), got \"%s\"\n",
+            flag, value);
+    return -1;
+}
+
+static int add_glob(json_t *overrides, const char *key, const char *value) {
+    json_t *a = json_object_get(overrides, key);
+    if (!a) json_object_set_new(overrides, key, a = json_array());
+    return json_array_append_new(a, json_string(value));
+}
+
+static int results_flag(json_t *overrides, const char *value) {
+    if (strcmp(value, "tap") == 0) return json_object_set_new(overrides, "results", json_string("tap"));
+    if (strncmp(value, "junit:", 6) == 0 && value[6])
+        return json_object_set_new(overrides, "results", json_pack("{s:s, s:s}", "format", "junit", "path", value + 6));
+    fprintf(stderr, "rlvr tasks mine: --results wants tap or junit:PATH, got \"%s\"\n", value);
+    return -1;
+}
+
+static int mine_flag(mine_args *a, const char *flag, const char *value) {
+    int64_t v;
+    if (strcmp(flag, "--out") == 0) a->out = value;
+    else if (strcmp(flag, "--facts") == 0) a->facts = value;
+    else if (strcmp(flag, "--config") == 0) a->config = value;
+    else if (strcmp(flag, "--test-command") == 0) json_object_set_new(a->overrides, "test_command", json_string(value));
+    else if (strcmp(flag, "--environment") == 0) {
+        char *real = realpath(value, NULL);
+        json_object_set_new(a->overrides, "environment", json_string(real ? real : value));
+        free(real);
+    } else if (strcmp(flag, "--results") == 0) return results_flag(a->overrides, value);
+    else if (strcmp(flag, "--tests") == 0) return add_glob(a->overrides, "tests", value);
+    else if (strcmp(flag, "--code") == 0) return add_glob(a->overrides, "code", value);
+    else if (strcmp(flag, "--since") == 0) return parse_time_flag(flag, value, &a->opts.since);
+    else if (strcmp(flag, "--until") == 0) return parse_time_flag(flag, value, &a->opts.until);
+    else if (strcmp(flag, "--name") == 0) a->opts.name = value;
+    else if (strcmp(flag, "--rev") == 0) a->opts.rev = value;
+    else if (strcmp(flag, "--max") == 0) {
+        if (rlvr_cmd_parse_int("tasks", flag, value, 1, 1000000, &v) < 0) return -1;
+        a->opts.max_tasks = (int)v;
+    } else if (strcmp(flag, "--runs") == 0) {
+        if (rlvr_cmd_parse_int("tasks", flag, value, 2, 100, &v) < 0) return -1;
+        a->opts.runs = (int)v;
+    } else if (strcmp(flag, "--seed") == 0) {
+        if (rlvr_cmd_parse_int("tasks", flag, value, 0, INT64_MAX, &v) < 0) return -1;
+        a->opts.seed = (uint64_t)v;
+    } else if (strcmp(flag, "--eval-share") == 0) {
+        char *end;
+        double f = strtod(value, &end);
+        if (end == value || *end || !(f >= 0 && f <= 1)) {
+            fprintf(stderr, "rlvr tasks mine: --eval-share wants a number in [0, 1], got \"%s\"\n", value);
+            return -1;
+        }
+        a->opts.eval_share = f;
+    } else {
+        fprintf(stderr, "rlvr tasks mine: unknown option %s\n", flag);
+        return -1;
+    }
+    return 0;
+}
+
+static void print_mine_table(const rlvr_mine_options *o, const rlvr_mine_summary *s, const char *out) {
+    printf("\nmined %s: %lld commits examined, %lld candidates (code and tests), %lld kept in %.1f s\n", o->repo,
+           (long long)s->examined, (long long)s->candidates, (long long)s->counts[RLVR_MINE_KEPT], s->wall_s);
+    printf("  %-28s %8s\n", "outcome", "commits");
+    printf("  %-28s %8lld\n", "candidates", (long long)s->candidates);
+    printf("  %-28s %8lld\n", "kept", (long long)s->counts[RLVR_MINE_KEPT]);
+    char label[64];
+    for (int pre = 0; pre < 2; pre++)
+        for (int k = 1; k < RLVR_MINE_OUTCOME_COUNT; k++)
+            if (rlvr_mine_outcome_precheck((rlvr_mine_outcome)k) == (bool)pre) {
+                snprintf(label, sizeof label, "%s%s", pre ? "not a candidate: " : "dropped: ",
+                         rlvr_mine_outcome_name((rlvr_mine_outcome)k));
+                printf("  %-28s %8lld\n", label, (long long)s->counts[k]);
+            }
+    char when[21] = "-";
+    if (s->boundary) rlvr_task_time_format(s->boundary, when);
+    printf("split by time: %lld train, %lld eval (eval from %s)\n", (long long)s->train, (long long)s->eval, when);
+    printf("pool %s (report %s/mine-report.jsonl); next: rlvr tasks check %s\n", out, out, out);
+}
+
+static int cmd_mine(int argc, char **argv) {
+    if (argc < 3 || argv[2][0] == '-') goto usage;
+    mine_args a = {.opts = RLVR_MINE_OPTIONS_INIT, .overrides = json_object()};
+    a.opts.repo = argv[2];
+    a.opts.progress = stdout;
+    for (int i = 3; i < argc; i++) {
+        if (i + 1 >= argc) {
+            fprintf(stderr, "rlvr tasks mine: %s needs a value\n", argv[i]);
+            json_decref(a.overrides);
+            goto usage;
+        }
+        if (mine_flag(&a, argv[i], argv[i + 1]) < 0) {
+            json_decref(a.overrides);
+            goto usage;
+        }
+        i++;
+    }
+    if (!a.out) {
+        fprintf(stderr, "rlvr tasks mine: missing --out POOL\n");
+        json_decref(a.overrides);
+        goto usage;
+    }
+    rlvr_repo_facts facts;
+    char *over = json_dumps(a.overrides, JSON_COMPACT);
+    json_decref(a.overrides);
+    int rc = rlvr_repo_facts_load_merged(&facts, a.facts, over);
+    free(over);
+    if (rc < 0) return rlvr_cmd_fail("tasks mine", rc);
+    a.opts.facts = &facts;
+    rlvr_sandbox_host_options host_options = RLVR_SANDBOX_HOST_OPTIONS_INIT;
+    rlvr_config *cfg = NULL;
+    rlvr_sandbox_host *host = NULL;
+    rlvr_mine_summary sum;
+    rc = a.config ? rlvr_config_load(&cfg, a.config, rlvr_all_config_schemas) : 0;
+    if (rc == 0 && cfg) rc = rlvr_sandbox_host_options_from_config(cfg, &host_options);
+    if (rc == 0) rc = rlvr_sandbox_host_new(&host, &host_options);
+    if (rc == 0) rc = rlvr_tasks_mine(&a.opts, host, a.out, &sum);
+    rlvr_sandbox_host_free(host);
+    rlvr_config_free(cfg);
+    if (rc == 0) print_mine_table(&a.opts, &sum, a.out);
+    rlvr_repo_facts_free(&facts);
+    if (rc < 0) return rlvr_cmd_fail("tasks mine", rc);
+    return sum.counts[RLVR_MINE_KEPT] > 0 ? RLVR_EXIT_OK : RLVR_EXIT_FAILURE;
+usage:
+    usage(stderr);
+    return RLVR_EXIT_USAGE;
+}
+
 int rlvr_cmd_tasks(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "gen") == 0) return cmd_gen(argc, argv);
     if (argc >= 2 && strcmp(argv[1], "list") == 0) return cmd_list(argc, argv);
     if (argc >= 2 && strcmp(argv[1], "check") == 0) return cmd_check(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "mine") == 0) return cmd_mine(argc, argv);
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0)) {
         usage(stdout);
         return RLVR_EXIT_OK;
