@@ -35,6 +35,8 @@ static void usage(FILE *out) {
             "                       [--code GLOB]... [--since DATE] [--until DATE] [--max N]\n"
             "                       [--eval-share F] [--runs N] [--name NAME] [--rev REV] [--seed S]\n"
             "                       [--config RUN.ini]\n"
+            "       rlvr tasks import swe-bench FILE.jsonl --specs SPECS.json --repos DIR --out POOL\n"
+            "                       [--split train|eval|regression] [--no-base-check] [--config RUN.ini]\n"
             "\n"
             "families: bugfix-c (multi-turn C bug fixing), bugfix-py (the same in Python), arith (single-turn arithmetic)\n"
             "A pool is a directory of *.json task specs or a .jsonl file (docs/TASKS.md).\n"
@@ -48,7 +50,11 @@ static void usage(FILE *out) {
             "mine: commits that change code and tests become tasks (the parent the base, the code part\n"
             "the reference, the tests hidden), kept when the enclave finds FAIL_TO_PASS tests; the\n"
             "newest --eval-share (default 0.2) become eval tasks. FACTS.json holds the repository's\n"
-            "facts (docs/TASKS.md \"Your own tasks\"); the flags replace its keys.\n");
+            "facts (docs/TASKS.md \"Your own tasks\"); the flags replace its keys.\n"
+            "import swe-bench: SWE-bench instances (instance_id, repo, base_commit, patch, test_patch,\n"
+            "FAIL_TO_PASS, PASS_TO_PASS, problem_statement); SPECS.json maps \"owner/name\" to its facts,\n"
+            "DIR holds the repositories or bundles. Each instance runs once at its base (FAIL_TO_PASS\n"
+            "must fail there); a bad instance is refused naming FILE:LINE and the field.\n");
 }
 
 static int cmd_gen(int argc, char **argv) {
@@ -237,6 +243,8 @@ static int cmd_check(int argc, char **argv) {
 
 /* ---- tasks mine ------------------------------------------------------------------- */
 
+static int host_from(const char *config, rlvr_sandbox_host **host);
+
 typedef struct {
     const char *out, *facts, *config;
     json_t *overrides; /* facts given as flags */
@@ -354,16 +362,11 @@ static int cmd_mine(int argc, char **argv) {
     free(over);
     if (rc < 0) return rlvr_cmd_fail("tasks mine", rc);
     a.opts.facts = &facts;
-    rlvr_sandbox_host_options host_options = RLVR_SANDBOX_HOST_OPTIONS_INIT;
-    rlvr_config *cfg = NULL;
     rlvr_sandbox_host *host = NULL;
     rlvr_mine_summary sum;
-    rc = a.config ? rlvr_config_load(&cfg, a.config, rlvr_all_config_schemas) : 0;
-    if (rc == 0 && cfg) rc = rlvr_sandbox_host_options_from_config(cfg, &host_options);
-    if (rc == 0) rc = rlvr_sandbox_host_new(&host, &host_options);
+    rc = host_from(a.config, &host);
     if (rc == 0) rc = rlvr_tasks_mine(&a.opts, host, a.out, &sum);
     rlvr_sandbox_host_free(host);
-    rlvr_config_free(cfg);
     if (rc == 0) print_mine_table(&a.opts, &sum, a.out);
     rlvr_repo_facts_free(&facts);
     if (rc < 0) return rlvr_cmd_fail("tasks mine", rc);
@@ -373,11 +376,83 @@ usage:
     return RLVR_EXIT_USAGE;
 }
 
+/* ---- tasks import ------------------------------------------------------------------ */
+
+/* The sandbox host a run file's [sandbox] section describes (or the default). */
+static int host_from(const char *config, rlvr_sandbox_host **host) {
+    rlvr_sandbox_host_options host_options = RLVR_SANDBOX_HOST_OPTIONS_INIT;
+    rlvr_config *cfg = NULL;
+    int rc = config ? rlvr_config_load(&cfg, config, rlvr_all_config_schemas) : 0;
+    if (rc == 0 && cfg) rc = rlvr_sandbox_host_options_from_config(cfg, &host_options);
+    if (rc == 0) rc = rlvr_sandbox_host_new(host, &host_options);
+    rlvr_config_free(cfg);
+    return rc;
+}
+
+static int import_done(const char *what, int rc, const rlvr_import_summary *s, const char *out) {
+    if (rc < 0) return rlvr_cmd_fail(what, rc);
+    printf("%s: %lld read, %lld imported, %lld refused in %.1f s; pool %s; next: rlvr tasks check %s\n", what,
+           (long long)s->read, (long long)s->imported, (long long)s->refused, s->wall_s, out, out);
+    return s->refused == 0 && s->imported > 0 ? RLVR_EXIT_OK : RLVR_EXIT_FAILURE;
+}
+
+static int cmd_import_swe(int argc, char **argv) {
+    if (argc < 4 || argv[3][0] == '-') goto usage;
+    rlvr_swe_import_options o = RLVR_SWE_IMPORT_OPTIONS_INIT;
+    o.jsonl = argv[3];
+    o.progress = stdout;
+    const char *out = NULL, *config = NULL;
+    for (int i = 4; i < argc; i++) {
+        if (strcmp(argv[i], "--no-base-check") == 0) {
+            o.check_base = false;
+            continue;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "rlvr tasks import swe-bench: %s needs a value\n", argv[i]);
+            goto usage;
+        }
+        const char *flag = argv[i], *value = argv[++i];
+        if (strcmp(flag, "--specs") == 0) o.specs = value;
+        else if (strcmp(flag, "--repos") == 0) o.repos_dir = value;
+        else if (strcmp(flag, "--out") == 0) out = value;
+        else if (strcmp(flag, "--config") == 0) config = value;
+        else if (strcmp(flag, "--split") == 0) {
+            if (rlvr_split_parse(value, &o.split) < 0) return rlvr_cmd_fail("tasks import swe-bench", RLVR_ECONFIG);
+        } else {
+            fprintf(stderr, "rlvr tasks import swe-bench: unknown option %s\n", flag);
+            goto usage;
+        }
+    }
+    if (!out || !o.specs || !o.repos_dir) {
+        fprintf(stderr, "rlvr tasks import swe-bench: missing %s\n",
+                !o.specs ? "--specs SPECS.json" : !o.repos_dir ? "--repos DIR" : "--out POOL");
+        goto usage;
+    }
+    rlvr_sandbox_host *host = NULL;
+    rlvr_import_summary sum = {0};
+    int rc = o.check_base ? host_from(config, &host) : 0;
+    if (rc == 0) rc = rlvr_tasks_import_swe(&o, host, out, &sum);
+    rlvr_sandbox_host_free(host);
+    return import_done("tasks import swe-bench", rc, &sum, out);
+usage:
+    usage(stderr);
+    return RLVR_EXIT_USAGE;
+}
+
+static int cmd_import(int argc, char **argv) {
+    if (argc >= 3 && strcmp(argv[2], "swe-bench") == 0) return cmd_import_swe(argc, argv);
+    fprintf(stderr, "rlvr tasks import: the source is swe-bench or harbor%s%s\n", argc >= 3 ? ", not " : "",
+            argc >= 3 ? argv[2] : "");
+    usage(stderr);
+    return RLVR_EXIT_USAGE;
+}
+
 int rlvr_cmd_tasks(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "gen") == 0) return cmd_gen(argc, argv);
     if (argc >= 2 && strcmp(argv[1], "list") == 0) return cmd_list(argc, argv);
     if (argc >= 2 && strcmp(argv[1], "check") == 0) return cmd_check(argc, argv);
     if (argc >= 2 && strcmp(argv[1], "mine") == 0) return cmd_mine(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "import") == 0) return cmd_import(argc, argv);
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0)) {
         usage(stdout);
         return RLVR_EXIT_OK;
