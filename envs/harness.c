@@ -997,6 +997,9 @@ int rlvr_harness_verify_spec(rlvr_verify_spec *spec, rlvr_harness_verify_views *
                                .network = t->network ? RLVR_SANDBOX_NET_LOOPBACK : RLVR_SANDBOX_NET_NONE,
                                .results_junit = t->hidden_results_junit, .environment = t->environment_path,
                                .workdir = t->environment_workdir, .env = v->env};
+    /* the task's author knows how long its tests take: its verifier
+     * timeout replaces the run's for every enclave run of the task */
+    if (t->budgets.verify_timeout_s > 0) spec->limits.wall_s = spec->limits.cpu_s = t->budgets.verify_timeout_s;
     return 0;
 }
 

@@ -47,6 +47,7 @@ void rlvr_task_budgets_resolve(const rlvr_task_budgets *task, const rlvr_task_bu
     out->context_tokens = task->context_tokens > 0 ? task->context_tokens : run->context_tokens;
     out->tool_timeout_s = task->tool_timeout_s > 0 ? task->tool_timeout_s : run->tool_timeout_s;
     out->malformed_calls = task->malformed_calls > 0 ? task->malformed_calls : run->malformed_calls;
+    out->verify_timeout_s = task->verify_timeout_s > 0 ? task->verify_timeout_s : run->verify_timeout_s;
 }
 
 /* ---- freeing ------------------------------------------------------------ */
@@ -623,7 +624,7 @@ static int read_budgets(const reader *r, json_t *root) {
     if (!v) return 0;
     if (!json_is_object(v)) return field_error(r, "budgets", "must be an object, not %s", json_kind(v));
     static const char *const keys[] = {"turns", "policy_tokens", "context_tokens", "tool_timeout_s",
-                                       "malformed_calls", NULL};
+                                       "malformed_calls", "verify_timeout_s", NULL};
     RLVR_TRY(check_keys(r, v, "budgets.", keys));
     RLVR_TRY(get_int(r, v, "budgets.", "turns", 1, 1000000, &b->turns, false));
     RLVR_TRY(get_int(r, v, "budgets.", "policy_tokens", 1, INT32_MAX, &b->policy_tokens, false));
@@ -634,6 +635,12 @@ static int read_budgets(const reader *r, json_t *root) {
         if (!json_is_number(to) || !(json_number_value(to) > 0) || json_number_value(to) > 86400)
             return field_error(r, "budgets.tool_timeout_s", "must be a number of seconds in (0, 86400]");
         b->tool_timeout_s = json_number_value(to);
+    }
+    json_t *vt = json_object_get(v, "verify_timeout_s");
+    if (vt) {
+        if (!json_is_number(vt) || !(json_number_value(vt) > 0) || json_number_value(vt) > 86400)
+            return field_error(r, "budgets.verify_timeout_s", "must be a number of seconds in (0, 86400]");
+        b->verify_timeout_s = json_number_value(vt);
     }
     if (b->policy_tokens && b->context_tokens && b->policy_tokens > b->context_tokens)
         return field_error(r, "budgets.policy_tokens", "(%lld) exceeds budgets.context_tokens (%lld)",
@@ -933,7 +940,8 @@ static int arith_json(const rlvr_task *t, json_t *o) {
 
 static int budgets_json(const rlvr_task *t, json_t *o) {
     const rlvr_task_budgets *b = &t->budgets;
-    if (!b->turns && !b->policy_tokens && !b->context_tokens && !(b->tool_timeout_s > 0) && !b->malformed_calls)
+    if (!b->turns && !b->policy_tokens && !b->context_tokens && !(b->tool_timeout_s > 0) && !b->malformed_calls &&
+        !(b->verify_timeout_s > 0))
         return 0;
     json_t *j = json_object();
     RLVR_TRY(set_new(o, "budgets", j));
@@ -942,6 +950,7 @@ static int budgets_json(const rlvr_task *t, json_t *o) {
     if (b->context_tokens) RLVR_TRY(set_new(j, "context_tokens", json_integer(b->context_tokens)));
     if (b->tool_timeout_s > 0) RLVR_TRY(set_new(j, "tool_timeout_s", json_real(b->tool_timeout_s)));
     if (b->malformed_calls) RLVR_TRY(set_new(j, "malformed_calls", json_integer(b->malformed_calls)));
+    if (b->verify_timeout_s > 0) RLVR_TRY(set_new(j, "verify_timeout_s", json_real(b->verify_timeout_s)));
     return 0;
 }
 

@@ -56,6 +56,8 @@ typedef struct {
     double tool_timeout_s;  /* wall time of one tool call */
     int64_t malformed_calls; /* malformed tool calls in a row that stop the rollout; in the run's
                                 [harness] budgets 0 = no limit */
+    double verify_timeout_s; /* wall (and CPU) seconds of one enclave run of this task's tests, replacing
+                                the run's; 0 = the run's */
 } rlvr_task_budgets;
 
 /* Read-only after loading; free with rlvr_task_free. */

@@ -37,6 +37,7 @@ static void usage(FILE *out) {
             "                       [--config RUN.ini]\n"
             "       rlvr tasks import swe-bench FILE.jsonl --specs SPECS.json --repos DIR --out POOL\n"
             "                       [--split train|eval|regression] [--no-base-check] [--config RUN.ini]\n"
+            "       rlvr tasks import harbor DIR... --out POOL [--image IMAGE] [--split S] [--config RUN.ini]\n"
             "\n"
             "families: bugfix-c (multi-turn C bug fixing), bugfix-py (the same in Python), arith (single-turn arithmetic)\n"
             "A pool is a directory of *.json task specs or a .jsonl file (docs/TASKS.md).\n"
@@ -54,7 +55,10 @@ static void usage(FILE *out) {
             "import swe-bench: SWE-bench instances (instance_id, repo, base_commit, patch, test_patch,\n"
             "FAIL_TO_PASS, PASS_TO_PASS, problem_statement); SPECS.json maps \"owner/name\" to its facts,\n"
             "DIR holds the repositories or bundles. Each instance runs once at its base (FAIL_TO_PASS\n"
-            "must fail there); a bad instance is refused naming FILE:LINE and the field.\n");
+            "must fail there); a bad instance is refused naming FILE:LINE and the field.\n"
+            "import harbor: Harbor task directories (instruction.md, task.toml, tests/test.sh writing a\n"
+            "reward file, solution/solve.sh run once to make the reference); a Dockerfile environment\n"
+            "needs --image, the image built from it.\n");
 }
 
 static int cmd_gen(int argc, char **argv) {
@@ -439,8 +443,65 @@ usage:
     return RLVR_EXIT_USAGE;
 }
 
+static int cmd_import_harbor(int argc, char **argv) {
+    rlvr_harbor_import_options o = RLVR_HARBOR_IMPORT_OPTIONS_INIT;
+    o.progress = stdout;
+    const char *out = NULL, *config = NULL;
+    const char **dirs = calloc((size_t)argc, sizeof *dirs);
+    size_t n = 0;
+    if (!dirs) return rlvr_cmd_fail("tasks import harbor", RLVR_ENOMEM);
+    for (int i = 3; i < argc; i++) {
+        if (argv[i][0] != '-') {
+            dirs[n++] = argv[i];
+            continue;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "rlvr tasks import harbor: %s needs a value\n", argv[i]);
+            goto usage;
+        }
+        const char *flag = argv[i], *value = argv[++i];
+        if (strcmp(flag, "--out") == 0) out = value;
+        else if (strcmp(flag, "--image") == 0) o.image = value;
+        else if (strcmp(flag, "--config") == 0) config = value;
+        else if (strcmp(flag, "--split") == 0) {
+            if (rlvr_split_parse(value, &o.split) < 0) {
+                free(dirs);
+                return rlvr_cmd_fail("tasks import harbor", RLVR_ECONFIG);
+            }
+        } else {
+            fprintf(stderr, "rlvr tasks import harbor: unknown option %s\n", flag);
+            goto usage;
+        }
+    }
+    if (!out || n == 0) {
+        fprintf(stderr, "rlvr tasks import harbor: missing %s\n", n == 0 ? "a task directory" : "--out POOL");
+        goto usage;
+    }
+    char *image = o.image ? realpath(o.image, NULL) : NULL;
+    if (o.image && !image) {
+        fprintf(stderr, "rlvr tasks import harbor: --image %s: %s\n", o.image, strerror(errno));
+        free(dirs);
+        return RLVR_EXIT_USAGE;
+    }
+    o.image = image;
+    o.dirs = dirs;
+    rlvr_sandbox_host *host = NULL;
+    rlvr_import_summary sum = {0};
+    int rc = host_from(config, &host);
+    if (rc == 0) rc = rlvr_tasks_import_harbor(&o, host, out, &sum);
+    rlvr_sandbox_host_free(host);
+    free(image);
+    free(dirs);
+    return import_done("tasks import harbor", rc, &sum, out);
+usage:
+    free(dirs);
+    usage(stderr);
+    return RLVR_EXIT_USAGE;
+}
+
 static int cmd_import(int argc, char **argv) {
     if (argc >= 3 && strcmp(argv[2], "swe-bench") == 0) return cmd_import_swe(argc, argv);
+    if (argc >= 3 && strcmp(argv[2], "harbor") == 0) return cmd_import_harbor(argc, argv);
     fprintf(stderr, "rlvr tasks import: the source is swe-bench or harbor%s%s\n", argc >= 3 ? ", not " : "",
             argc >= 3 ? argv[2] : "");
     usage(stderr);

@@ -1,11 +1,15 @@
 #!/bin/sh
-# make_env_root.sh ROOT — a minimal root tree for task-environment tests:
-# /bin/sh (dash), the host's Python 3 with its standard library and pytest,
-# and a package the host does not have (rlvr_env_marker, version 7.3.1), so
-# a test that imports it passes only inside the environment. Debian's merged
-# /usr layout: /bin, /lib and /lib64 are links into /usr.
+# make_env_root.sh ROOT [--cc] — a minimal root tree for task-environment
+# tests: /bin/sh (dash), the host's Python 3 with its standard library and
+# pytest, and a package the host does not have (rlvr_env_marker, version
+# 7.3.1), so a test that imports it passes only inside the environment.
+# --cc adds tcc with the C library's headers and start files (a C compiler
+# as `cc`), bash and the everyday tools a test script calls (cat, sed, awk,
+# head, tr, mkdir, rm, cmp, ls, cp, grep). Debian's merged /usr layout: /bin, /lib and /lib64 are links
+# into /usr.
 set -eu
 root=$1
+cc=${2:-}
 py=$(readlink -f /usr/bin/python3)
 ver=$(basename "$py")
 rm -rf "$root"
@@ -39,4 +43,23 @@ mkdir -p "$root/usr/lib/python3/dist-packages/rlvr_env_marker"
 printf 'VERSION = "7.3.1"\n' > "$root/usr/lib/python3/dist-packages/rlvr_env_marker/__init__.py"
 printf 'root:x:0:0:root:/root:/bin/sh\nsandbox:x:1000:1000::/tmp:/bin/sh\n' > "$root/etc/passwd"
 printf 'root:x:0:\nsandbox:x:1000:\n' > "$root/etc/group"
+if [ "$cc" = "--cc" ]; then
+    # tcc, its runtime, and the files of the C library's development packages
+    for pkg in tcc libc6-dev linux-libc-dev; do dpkg -L "$pkg"; done | while read -r f; do
+        [ -f "$f" ] || [ -L "$f" ] && printf '%s\n' "usr${f#/usr}"
+    done | sort -u >"$root/.files"
+    tar -C / -cf - -T "$root/.files" 2>/dev/null | tar -C "$root" -xf -
+    rm -f "$root/.files"
+    for lib in $(ldd /usr/bin/tcc | awk '/=>/ {print $3}'); do cp -L "$lib" "$root/usr/lib/x86_64-linux-gnu/"; done
+    # libc.so.6 names the loader, which tcc looks for on its library path
+    cp -L /lib64/ld-linux-x86-64.so.2 "$root/usr/lib/x86_64-linux-gnu/"
+    ln -sf tcc "$root/usr/bin/cc"
+    for tool in bash cat sed mawk head tr mkdir rm cmp ls cp grep; do
+        cp -L "/usr/bin/$tool" "$root/usr/bin/$tool"
+        for lib in $(ldd "/usr/bin/$tool" | awk '/=>/ {print $3}'); do
+            cp -L "$lib" "$root/usr/lib/x86_64-linux-gnu/"
+        done
+    done
+    ln -sf mawk "$root/usr/bin/awk"
+fi
 chmod -R a+rX "$root"

@@ -90,7 +90,7 @@ static void test_good_tests_spec(void) {
     rlvr_task_free(u);
 
     /* budgets: the task's values win, zeros take the run's */
-    rlvr_task_budgets run = {10, 1000, 4000, 30.0, 3}, got, partial = {0, 700, 0, 0.0, 0};
+    rlvr_task_budgets run = {10, 1000, 4000, 30.0, 3, 0.0}, got, partial = {0, 700, 0, 0.0, 0, 0.0};
     rlvr_task_budgets_resolve(&t->budgets, &run, &got);
     CHECK(got.turns == 6 && got.policy_tokens == 500 && got.context_tokens == 2000 && got.tool_timeout_s == 2.5);
     CHECK(got.malformed_calls == 2);
