@@ -21,7 +21,7 @@ const rlvr_command rlvr_commands[] = {
     {"config", "check FILE | keys [--markdown]", "validate a configuration file, or list every key", rlvr_cmd_config},
     {"plan", "CONFIG [--json]", "capacity planner: signal, false positives, MC cost, throughput", rlvr_cmd_plan},
     {"inspect", "FILE [--rollout N] [--verify]", "summarise a shard, checkpoint, metrics or manifest file", rlvr_cmd_inspect},
-    {"tasks", "gen FAMILY ... | list POOL | check POOL", "generate, list or validate a task pool", rlvr_cmd_tasks},
+    {"tasks", "gen | list | check | mine | import", "generate, list, validate, mine from git history or import (SWE-bench, Harbor) a task pool", rlvr_cmd_tasks},
     {"rollout", "--task TASK [--checkpoint C] [--n N] [--show]", "run rollouts of one task through the harness and show them", rlvr_cmd_rollout},
     {"agent", "--task TASK [--checkpoint C] [--verify]", "run the policy on one task, printing each turn as it happens", rlvr_cmd_agent},
     {"verify", "--task TASK --patch FILE [--runs N] [--json]", "the enclave's verdict for one patch (or answer), as training scores it", rlvr_cmd_verify},

@@ -136,15 +136,18 @@ static int cmd_list(int argc, char **argv) {
     rlvr_task_pool *pool;
     int rc = rlvr_task_pool_load(&pool, argv[2]);
     if (rc < 0) return rlvr_cmd_fail("tasks list", rc);
-    rc = rlvr_task_pool_check_splits(pool);
+    size_t by_time = 0;
+    rc = rlvr_task_pools_split_check((const rlvr_task_pool *const *)&pool, 1, &by_time);
     if (rc < 0) {
         rlvr_task_pool_free(pool);
         return rlvr_cmd_fail("tasks list", rc);
     }
     size_t n = rlvr_task_pool_size(pool);
-    printf("%s: %zu task%s (train %zu, eval %zu, regression %zu); split hygiene ok\n", argv[2], n, n == 1 ? "" : "s",
+    printf("%s: %zu task%s (train %zu, eval %zu, regression %zu); split hygiene ok", argv[2], n, n == 1 ? "" : "s",
            rlvr_task_pool_count(pool, RLVR_SPLIT_TRAIN), rlvr_task_pool_count(pool, RLVR_SPLIT_EVAL),
            rlvr_task_pool_count(pool, RLVR_SPLIT_REGRESSION));
+    if (by_time) printf(" (%zu key%s split by time)", by_time, by_time == 1 ? "" : "s");
+    printf("\n");
     for (size_t i = 0; i < n; i++) {
         const rlvr_task *t = rlvr_task_pool_get(pool, i);
         printf("  %-40s %-10s %-10s %-18s %s\n", t->id, t->family, rlvr_split_name(t->split),

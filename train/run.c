@@ -250,8 +250,12 @@ int rlvr_run_check_pool(const char *pool_path, const char *manifest_path, const 
     rlvr_task_pool *pool = NULL;
     rlvr_sandbox_host *host = NULL;
     RLVR_TRY(rlvr_task_pool_load(&pool, pool_path));
-    int rc = rlvr_task_pool_check_splits(pool);
+    size_t by_time = 0;
+    int rc = rlvr_task_pools_split_check((const rlvr_task_pool *const *)&pool, 1, &by_time);
     size_t n = rlvr_task_pool_size(pool);
+    if (rc == 0 && progress && !json)
+        fprintf(progress, "split hygiene ok: %zu task%s, %zu split key%s shared by train and eval split by time\n", n,
+                n == 1 ? "" : "s", by_time, by_time == 1 ? "" : "s");
     if (rc == 0 && pool_needs_host(pool)) rc = rlvr_sandbox_host_new(&host, host_options);
     check_job job = {.pool = pool, .host = host, .opts = opts, .json = json, .progress = progress};
     job.results = rc == 0 ? calloc(n, sizeof *job.results) : NULL;
