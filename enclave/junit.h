@@ -79,6 +79,11 @@ int rlvr_junit_read(rlvr_sandbox *sb, const char *path, const char *const *known
  * writes is read: 0 on success or when it was not there, -1 otherwise. */
 int rlvr_junit_remove_in_sandbox(const char *path);
 
+/* Opens `path` beneath /work, inside the sandbox: never through a symbolic
+ * link or a magic link, never blocking on a FIFO (openat2 RESOLVE_BENEATH).
+ * -1 with errno on failure. For the readers of results files. */
+int rlvr_junit_open_in_work(const char *path, int flags);
+
 /* pytest's form of a node id in a JUnit file: *classname gets the dotted
  * path and classes, *name the function with its parameters. Both are
  * allocated; the caller frees them. Returns 0, or RLVR_ENOMEM. */

@@ -7,6 +7,7 @@
 #include "enclave/fsutil.h"
 #include "enclave/gitrepo.h"
 #include "enclave/judge.h"
+#include "enclave/expected.h"
 #include "enclave/junit.h"
 #include "enclave/reason.h"
 
@@ -41,6 +42,7 @@ struct rlvr_verify_task {
     bool fresh;
     rlvr_sandbox_network network;
     char *results_junit; /* the JUnit file's path in /work, or NULL: TAP on the results descriptor */
+    rlvr_expected_set expected; /* results as expected files (n == 0: none); the copies stay here */
     char *environment;   /* the environment image, or NULL: the host's system paths */
     char *workdir;       /* where commands start, or NULL: /work */
     char **env;          /* the task's own environment entries */
@@ -161,6 +163,9 @@ static int check_mode(const rlvr_verify_spec *spec) {
      * under test would be the code's to write */
     if (spec->results_junit && judged)
         return RLVR_FAIL(RLVR_EINVAL, "verification spec: results_junit is for command mode");
+    if (spec->expected_files && (judged || spec->results_junit || !spec->expected_dir))
+        return RLVR_FAIL(RLVR_EINVAL, "verification spec: expected files are command mode's own results (with "
+                                      "expected_dir, without results_junit)");
     if (spec->results_junit && rlvr_diffgate_check_path(spec->results_junit, NULL) != RLVR_REASON_NONE)
         return RLVR_FAIL(RLVR_EINVAL, "verification spec: results_junit \"%s\" must be a plain path inside the tree "
                          "(no \"..\", no .git, not a hook or environment file)", spec->results_junit);
@@ -229,6 +234,12 @@ int rlvr_verify_task_new(rlvr_verify_task **out, rlvr_sandbox_host *host, const 
         snprintf(g, sizeof g, "/%s", spec->results_junit);
         rc = list_push(&t->protected, g);
     }
+    if (rc == 0 && spec->expected_files) rc = rlvr_expected_load(&t->expected, spec->expected_dir, spec->expected_files);
+    for (size_t i = 0; rc == 0 && i < t->expected.n; i++) { /* nor an expected file */
+        char g[PATH_MAX];
+        snprintf(g, sizeof g, "/%s", t->expected.files[i].path);
+        rc = list_push(&t->protected, g);
+    }
     /* in judge mode the enclave never holds the hidden files: they are
      * protected paths (a patch may not create them) but nothing to mount
      * read-only */
@@ -287,6 +298,7 @@ void rlvr_verify_task_free(rlvr_verify_task *t) {
     list_free(t->readonly);
     free(t->test_command);
     free(t->results_junit);
+    rlvr_expected_free(&t->expected);
     free(t->environment);
     free(t->workdir);
     list_free(t->env);
@@ -392,9 +404,10 @@ static int apply_fn(void *p) {
  * file is command mode's, which has no build step). */
 static int tests_prepare_fn(void *p) {
     const apply_arg *a = p;
-    const char *results = a->patch + a->len;
     int rc = apply_fn(p);
-    if (rc == APPLY_OK && results[0] && rlvr_junit_remove_in_sandbox(results) < 0) rc = APPLY_BROKEN;
+    /* the results files, NUL-terminated one after the other, an empty one last */
+    for (const char *r = a->patch + a->len; rc == APPLY_OK && r[0]; r += strlen(r) + 1)
+        if (rlvr_junit_remove_in_sandbox(r) < 0) rc = APPLY_BROKEN;
     return rc;
 }
 
@@ -517,7 +530,9 @@ static int run_tests(rlvr_verify_task *t, const rlvr_sandbox_cmd *cmd, rlvr_veri
     RLVR_TRY(rlvr_sandbox_exec(t->enclave, cmd, &res));
     if (!apply_outcome(res.prepare_status, out)) {
         out->limit = res.limit;
-        int rc = t->results_junit ? read_junit(t, &out->tap) : rlvr_tap_parse(res.results, res.results_len, &out->tap);
+        int rc = t->expected.n     ? rlvr_expected_judge(t->enclave, &t->expected, &out->tap)
+                 : t->results_junit ? read_junit(t, &out->tap)
+                                    : rlvr_tap_parse(res.results, res.results_len, &out->tap);
         if (rc < 0) {
             rlvr_sandbox_result_free(&res);
             return rc;
@@ -545,8 +560,11 @@ int rlvr_verify_run_once(rlvr_verify_task *t, const char *patch, size_t len, uin
     char seed_env[48];
     snprintf(seed_env, sizeof seed_env, "RLVR_TEST_SEED=%u", out->test_seed);
     char *order = order_env(t, seed, run_index);
-    const char *results = t->results_junit ? t->results_junit : "";
-    size_t arg_len = sizeof(apply_arg) + len + strlen(results) + 1;
+    /* the results files the run must write itself: removed first */
+    size_t results_len = 1;
+    if (t->results_junit) results_len += strlen(t->results_junit) + 1;
+    for (size_t i = 0; i < t->expected.n; i++) results_len += strlen(t->expected.files[i].path) + 1;
+    size_t arg_len = sizeof(apply_arg) + len + results_len;
     apply_arg *arg = malloc(arg_len);
     if (!order || !arg) {
         free(order);
@@ -555,7 +573,10 @@ int rlvr_verify_run_once(rlvr_verify_task *t, const char *patch, size_t len, uin
     }
     arg->len = len;
     if (len) memcpy(arg->patch, patch, len);
-    strcpy(arg->patch + len, results);
+    char *results = arg->patch + len;
+    if (t->results_junit) results = stpcpy(results, t->results_junit) + 1;
+    for (size_t i = 0; i < t->expected.n; i++) results = stpcpy(results, t->expected.files[i].path) + 1;
+    *results = '\0';
     /* pytest as the hidden tests run it: no plugins but the ones the
      * command names (installed distributions' entry points, a tree on the
      * path among them), no cache written into the tree, no byte code */

@@ -90,9 +90,15 @@ typedef struct {
                                           (the same tree as /work); NULL: /work */
     const char *const *env;            /* "KEY=VALUE" entries added to the build's and the tests'
                                           environment; NULL: none */
+    const char *expected_dir;          /* command mode, with expected_files: the directory holding the
+                                          expected copies at their tree paths (never in the enclave) */
+    const char *const *expected_files; /* the results are these files, left by the test command and each
+                                          compared with its expected copy (enclave/expected.h): one test per
+                                          file, named by its path; removed before the tests run and
+                                          protected. NULL: TAP or JUnit */
 } rlvr_verify_spec;
 
-#define RLVR_VERIFY_SPEC_VERSION 4
+#define RLVR_VERIFY_SPEC_VERSION 5
 
 /* The verdict: everything that may leave the verifier. */
 typedef struct {

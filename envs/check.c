@@ -323,6 +323,12 @@ int rlvr_task_content_hash(const rlvr_task *task, uint64_t *out) {
         rlvr_text_printf(&buf, "\n%s\n", task->hidden_test_files.items[i]);
         rc = add_file(&buf, path);
     }
+    for (size_t i = 0; rc == 0 && i < task->expected_files.n; i++) { /* and the expected copies */
+        char path[8192];
+        snprintf(path, sizeof path, "%s/%s", task->expected_root_path, task->expected_files.items[i]);
+        rlvr_text_printf(&buf, "\nexpected %s\n", task->expected_files.items[i]);
+        rc = add_file(&buf, path);
+    }
     if (rc == 0) rc = gen_text_check(&buf);
     if (rc == 0) *out = rlvr_fnv1a64(buf.data, buf.len);
     rlvr_text_free(&buf);

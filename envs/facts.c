@@ -36,6 +36,7 @@ void rlvr_repo_facts_free(rlvr_repo_facts *f) {
     rlvr_str_list_clear(&f->code);
     rlvr_str_list_clear(&f->docs);
     rlvr_str_list_clear(&f->protect);
+    rlvr_str_list_clear(&f->expected);
     memset(f, 0, sizeof *f);
 }
 
@@ -78,10 +79,18 @@ static int read_results(rlvr_repo_facts *f, json_t *o) {
     json_t *v = json_object_get(o, "results");
     if (!v || (json_is_string(v) && strcmp(json_string_value(v), "tap") == 0)) return 0;
     json_t *format = json_is_object(v) ? json_object_get(v, "format") : NULL;
+    if (json_is_string(format) && strcmp(json_string_value(format), "expected") == 0) {
+        json_t *files = json_object_get(v, "files");
+        if (json_object_size(v) != 2 || !json_is_array(files) || json_array_size(files) == 0)
+            return facts_error(f, "results", "with the format \"expected\" takes \"files\": globs of the files the "
+                                             "test command writes (\"tests/baseline_*.txt\")");
+        return get_globs(f, v, "files", &f->expected);
+    }
     json_t *path = json_is_object(v) ? json_object_get(v, "path") : NULL;
     if (!json_is_string(format) || strcmp(json_string_value(format), "junit") != 0 || !json_is_string(path) ||
         json_string_length(path) == 0 || json_object_size(v) != 2)
-        return facts_error(f, "results", "must be \"tap\" or {\"format\": \"junit\", \"path\": \"report.xml\"}");
+        return facts_error(f, "results", "must be \"tap\", {\"format\": \"junit\", \"path\": \"report.xml\"} or "
+                                         "{\"format\": \"expected\", \"files\": [GLOB, ...]}");
     if (!(f->results_junit = strdup(json_string_value(path)))) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
     return 0;
 }
@@ -178,6 +187,12 @@ int rlvr_repo_facts_load(rlvr_repo_facts *out, const char *path) {
 static bool any_glob(const char *const *globs, const char *path) {
     for (; globs && *globs; globs++)
         if (rlvr_diffgate_glob_match(*globs, path)) return true;
+    return false;
+}
+
+bool rlvr_repo_facts_expected(const rlvr_repo_facts *f, const char *path) {
+    for (size_t i = 0; i < f->expected.n; i++)
+        if (rlvr_diffgate_glob_match(f->expected.items[i], path)) return true;
     return false;
 }
 

@@ -969,6 +969,7 @@ void rlvr_harness_verify_views_free(rlvr_harness_verify_views *v) {
     free(v->editable);
     free(v->judge_argv);
     free(v->env);
+    free(v->expected);
     memset(v, 0, sizeof *v);
 }
 
@@ -984,7 +985,9 @@ int rlvr_harness_verify_spec(rlvr_verify_spec *spec, rlvr_harness_verify_views *
     v->editable = list_view(&t->editable_paths);
     v->judge_argv = list_view(&t->judge_run);
     v->env = list_view(&t->environment_env);
-    if (!v->f2p || !v->p2p || !v->protected_globs || !v->public_tests || !v->editable || !v->judge_argv || !v->env)
+    v->expected = list_view(&t->expected_files);
+    if (!v->f2p || !v->p2p || !v->protected_globs || !v->public_tests || !v->editable || !v->judge_argv || !v->env ||
+        !v->expected)
         return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
     *spec = (rlvr_verify_spec){.version = RLVR_VERIFY_SPEC_VERSION, .repo_dir = t->repository_path,
                                .base_commit = t->base_commit, .hidden_dir = t->hidden_root_path,
@@ -996,7 +999,9 @@ int rlvr_harness_verify_spec(rlvr_verify_spec *spec, rlvr_harness_verify_views *
                                .build_command = t->hidden_build_command,
                                .network = t->network ? RLVR_SANDBOX_NET_LOOPBACK : RLVR_SANDBOX_NET_NONE,
                                .results_junit = t->hidden_results_junit, .environment = t->environment_path,
-                               .workdir = t->environment_workdir, .env = v->env};
+                               .workdir = t->environment_workdir, .env = v->env,
+                               .expected_dir = t->expected_root_path,
+                               .expected_files = t->expected_root ? v->expected : NULL};
     /* the task's author knows how long its tests take: its verifier
      * timeout replaces the run's for every enclave run of the task */
     if (t->budgets.verify_timeout_s > 0) spec->limits.wall_s = spec->limits.cpu_s = t->budgets.verify_timeout_s;

@@ -231,7 +231,7 @@ int rlvr_harness_run(rlvr_sampler *s, const rlvr_tokenizer *tok, const rlvr_harn
  * `views` (NULL-terminated lists the caller frees with
  * rlvr_harness_verify_views_free, also after an error). */
 typedef struct {
-    const char **f2p, **p2p, **protected_globs, **public_tests, **editable, **judge_argv, **env;
+    const char **f2p, **p2p, **protected_globs, **public_tests, **editable, **judge_argv, **env, **expected;
 } rlvr_harness_verify_views;
 
 int rlvr_harness_verify_spec(rlvr_verify_spec *spec, rlvr_harness_verify_views *views, const rlvr_task *task,

@@ -105,6 +105,9 @@ typedef struct {
     char *message, *reference;
     rlvr_str_list public_files;
     char hidden_dir[4400], hidden_rel[256];
+    rlvr_str_list inputs;   /* the hidden files: the changed test files, less the expected ones */
+    rlvr_str_list expected; /* with expected results: every such file of the fix's tree */
+    char expected_dir[4400], expected_rel[256];
     observation obs;
     rlvr_str_list f2p, p2p, unstable, failing_after;
 } candidate;
@@ -113,6 +116,8 @@ static void candidate_free(candidate *c) {
     free(c->message);
     free(c->reference);
     rlvr_str_list_clear(&c->public_files);
+    rlvr_str_list_clear(&c->inputs);
+    rlvr_str_list_clear(&c->expected);
     observation_free(&c->obs);
     rlvr_str_list_clear(&c->f2p);
     rlvr_str_list_clear(&c->p2p);
@@ -120,7 +125,12 @@ static void candidate_free(candidate *c) {
     rlvr_str_list_clear(&c->failing_after);
 }
 
-static bool is_test_path(const char *path, void *facts) { return rlvr_repo_facts_classify(facts, path) == 't'; }
+/* A public test file: a test the run does not rewrite. */
+static bool is_test_path(const char *path, void *facts) {
+    return rlvr_repo_facts_classify(facts, path) == 't' && !rlvr_repo_facts_expected(facts, path);
+}
+
+static bool is_expected_path(const char *path, void *facts) { return rlvr_repo_facts_expected(facts, path); }
 
 static char *prompt_of(const char *message) {
     static const char tail[] =
@@ -166,10 +176,11 @@ static rlvr_mine_outcome classify_tests(candidate *c) {
     return RLVR_MINE_KEPT;
 }
 
-static int provisional_task(rlvr_task **out, const miner *m, candidate *c, const rlvr_str_list *hidden) {
+static int provisional_task(rlvr_task **out, const miner *m, candidate *c) {
     source_task st = {.id = c->id, .family = "mined", .split_key = m->name, .prompt = "-", .split = RLVR_SPLIT_TRAIN,
                       .repository = m->repo_path, .base_commit = c->base_hex, .hidden_root = c->hidden_dir,
-                      .hidden_files = hidden, .public_files = &c->public_files, .reference_patch = c->reference};
+                      .hidden_files = &c->inputs, .public_files = &c->public_files, .reference_patch = c->reference,
+                      .expected_root = c->expected.n ? c->expected_dir : NULL, .expected_files = &c->expected};
     json_t *spec = source_task_json(&st, m->facts);
     if (!spec) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
     int rc = source_task_parse(out, spec, c->id, "/");
@@ -177,10 +188,10 @@ static int provisional_task(rlvr_task **out, const miner *m, candidate *c, const
     return rc;
 }
 
-static int run_candidate(miner *m, candidate *c, const rlvr_str_list *hidden) {
+static int run_candidate(miner *m, candidate *c) {
     rlvr_task *task = NULL;
     rlvr_verify_task *vt = NULL;
-    int rc = provisional_task(&task, m, c, hidden);
+    int rc = provisional_task(&task, m, c);
     if (rc == 0) rc = observe_task_new(&vt, m->host, task, m->facts->wall_s);
     if (rc == RLVR_ESANDBOX) {
         c->obs.infra = true;
@@ -205,7 +216,7 @@ static json_t *metadata_of(const miner *m, const candidate *c, const git_commit 
                      unstable ? unstable : json_array());
 }
 
-static int keep(miner *m, candidate *c, const git_commit *commit, const rlvr_str_list *hidden) {
+static int keep(miner *m, candidate *c, const git_commit *commit) {
     char repo_rel[256], repo_dir[4096];
     snprintf(repo_rel, sizeof repo_rel, "repos/%s.git", c->id);
     snprintf(repo_dir, sizeof repo_dir, "%s/%s", m->out_dir, repo_rel);
@@ -214,7 +225,8 @@ static int keep(miner *m, candidate *c, const git_commit *commit, const rlvr_str
     json_t *meta = metadata_of(m, c, commit);
     source_task st = {.id = c->id, .family = "mined", .split_key = m->name, .prompt = prompt,
                       .split = RLVR_SPLIT_TRAIN, .repository = repo_rel, .base_commit = c->base_hex,
-                      .hidden_root = c->hidden_rel, .hidden_files = hidden, .public_files = &c->public_files,
+                      .hidden_root = c->hidden_rel, .hidden_files = &c->inputs, .public_files = &c->public_files,
+                      .expected_root = c->expected.n ? c->expected_rel : NULL, .expected_files = &c->expected,
                       .fail_to_pass = &c->f2p, .pass_to_pass = &c->p2p, .reference_patch = c->reference,
                       .created_at = (int64_t)git_commit_time(commit), .has_created_at = true, .metadata = meta};
     json_t *spec = prompt && meta ? source_task_json(&st, m->facts) : NULL;
@@ -248,9 +260,14 @@ static int prepare_candidate(miner *m, candidate *c, const git_commit *parent, c
     snprintf(c->id, sizeof c->id, "%s-%.12s", m->name, c->fix_hex);
     snprintf(c->hidden_rel, sizeof c->hidden_rel, "hidden/%s", c->id);
     snprintf(c->hidden_dir, sizeof c->hidden_dir, "%s/%s", m->out_abs, c->hidden_rel);
+    snprintf(c->expected_rel, sizeof c->expected_rel, "expected/%s", c->id);
+    snprintf(c->expected_dir, sizeof c->expected_dir, "%s/%s", m->out_abs, c->expected_rel);
     struct stat st;
-    if (lstat(c->hidden_dir, &st) == 0)
+    if (lstat(c->hidden_dir, &st) == 0 || lstat(c->expected_dir, &st) == 0)
         return rlvr_error_set(RLVR_EIO, "%s exists already: mine into a new directory", c->hidden_dir);
+    for (size_t i = 0; i < parts->tests.n; i++)
+        if (!rlvr_repo_facts_expected(m->facts, parts->tests.items[i]))
+            RLVR_TRY(rlvr_str_list_add_unique(&c->inputs, parts->tests.items[i]));
     git_tree *before = NULL, *after = NULL;
     int rc = git_commit_tree(&before, parent) < 0 || git_commit_tree(&after, commit) < 0
                  ? rlvr_error_set(RLVR_EGIT, "reading the trees of commit %s", c->fix_hex)
@@ -258,7 +275,13 @@ static int prepare_candidate(miner *m, candidate *c, const git_commit *parent, c
     if (rc == 0) rc = rlvr_history_diff(m->repo, before, after, parts->code.items, parts->code.n, &c->reference);
     if (rc == 0) rc = rlvr_history_message(commit, &c->message);
     if (rc == 0) rc = rlvr_history_tree_paths(m->repo, before, is_test_path, (void *)m->facts, &c->public_files);
-    if (rc == 0) rc = rlvr_history_write_files(m->repo, after, parts->tests.items, parts->tests.n, c->hidden_dir);
+    if (rc == 0) rc = rlvr_fs_mkdirs(c->hidden_dir, 0755);
+    if (rc == 0) rc = rlvr_history_write_files(m->repo, after, c->inputs.items, c->inputs.n, c->hidden_dir);
+    /* expected results: every expected file of the fix's tree, kept apart */
+    if (rc == 0 && m->facts->expected.n)
+        rc = rlvr_history_tree_paths(m->repo, after, is_expected_path, (void *)m->facts, &c->expected);
+    if (rc == 0 && c->expected.n) rc = rlvr_fs_mkdirs(c->expected_dir, 0755);
+    if (rc == 0) rc = rlvr_history_write_files(m->repo, after, c->expected.items, c->expected.n, c->expected_dir);
     git_tree_free(before);
     git_tree_free(after);
     return rc;
@@ -306,10 +329,13 @@ static int mine_candidate(miner *m, const git_commit *parent, const git_commit *
     double t0 = rlvr_now();
     candidate c = {0};
     int rc = prepare_candidate(m, &c, parent, commit, parts);
-    if (rc == 0) rc = run_candidate(m, &c, &parts->tests);
+    if (rc == 0) rc = run_candidate(m, &c);
     if (rc == 0) *out = classify_tests(&c);
-    if (rc == 0 && *out == RLVR_MINE_KEPT) rc = keep(m, &c, commit, &parts->tests);
-    if ((rc < 0 || *out != RLVR_MINE_KEPT) && c.hidden_dir[0]) rlvr_fs_remove_tree(c.hidden_dir);
+    if (rc == 0 && *out == RLVR_MINE_KEPT) rc = keep(m, &c, commit);
+    if ((rc < 0 || *out != RLVR_MINE_KEPT) && c.hidden_dir[0]) {
+        rlvr_fs_remove_tree(c.hidden_dir);
+        rlvr_fs_remove_tree(c.expected_dir);
+    }
     if (rc == 0) {
         progress(m, commit, *out, &c, rlvr_now() - t0);
         report(m, commit, *out, &c);
@@ -453,6 +479,8 @@ int rlvr_tasks_mine(const rlvr_mine_options *o, rlvr_sandbox_host *host, const c
     if (rc == 0) rc = rlvr_fs_mkdirs(sub, 0755);
     snprintf(sub, sizeof sub, "%s/hidden", out_dir);
     if (rc == 0) rc = rlvr_fs_mkdirs(sub, 0755);
+    snprintf(sub, sizeof sub, "%s/expected", out_dir);
+    if (rc == 0 && o->facts->expected.n) rc = rlvr_fs_mkdirs(sub, 0755);
     char *abs = rc == 0 ? realpath(out_dir, NULL) : NULL;
     if (rc == 0 && !abs) rc = rlvr_error_set(RLVR_EIO, "%s: %s", out_dir, strerror(errno));
     if (abs) snprintf(m.out_abs, sizeof m.out_abs, "%s", abs);

@@ -51,6 +51,9 @@ static json_t *tests_json(const source_task *t, const rlvr_repo_facts *f) {
     json_t *hid = json_pack("{s:s, s:o, s:s?}", "root", t->hidden_root, "files", list_json(t->hidden_files),
                             "command", hidden_cmd);
     if (hid && junit) json_object_set_new(hid, "results", results_json(junit));
+    if (hid && t->expected_root)
+        json_object_set_new(hid, "results", json_pack("{s:s, s:s, s:o}", "format", "expected", "root", t->expected_root,
+                                                      "files", list_json(t->expected_files)));
     free(hidden_cmd);
     free(public_cmd);
     json_t *o = json_object();
@@ -166,7 +169,9 @@ int observe(rlvr_verify_task *vt, const char *patch, int side, int runs, uint64_
         const char *side_name = side == SIDE_BEFORE ? "before the fix" : "after the fix";
         if (run.infra) {
             obs->infra = true;
-            note(obs, "the enclave failed %s", side_name);
+            char what[200];
+            snprintf(what, sizeof what, "%s: %.160s", side_name, rlvr_error_last());
+            note(obs, "the enclave failed %s", what);
         } else if (run.limit != RLVR_LIMIT_NONE) {
             obs->limit = true;
             note(obs, "a run hit its limit %s", side_name);

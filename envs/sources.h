@@ -32,7 +32,9 @@ typedef struct {
     char *test_command;    /* "test_command": runs the tests in the enclave (the hidden command) */
     char *public_command;  /* "public_command": the policy's run_public_tests; NULL: test_command */
     char *install;         /* "install": a step run before either command (joined with &&); NULL: none */
-    char *results_junit;   /* "results": {"format": "junit", "path": P}; NULL: TAP ("tap") */
+    char *results_junit;   /* "results": {"format": "junit", "path": P}; NULL: TAP ("tap") or expected */
+    rlvr_str_list expected;/* "results": {"format": "expected", "files": [GLOB, ...]}: the test command writes
+                              these files, each compared with the commit's copy (enclave/expected.h) */
     char *environment_json;/* "environment", as the task key takes it, with the image path made absolute;
                               compact JSON; NULL: the host's system paths */
     rlvr_str_list tests;   /* "tests": protected-path globs of the test files (envs/diffgate.h rules) */
@@ -56,6 +58,9 @@ int rlvr_repo_facts_parse(rlvr_repo_facts *out, const char *text, const char *so
  * flags over the file. */
 int rlvr_repo_facts_load_merged(rlvr_repo_facts *out, const char *path, const char *overrides_json);
 void rlvr_repo_facts_free(rlvr_repo_facts *f);
+
+/* Whether the path is one of the expected files the test command writes. */
+bool rlvr_repo_facts_expected(const rlvr_repo_facts *f, const char *path);
 
 /* What a path is to these facts: 't' test, 'd' document, 'c' code, 'o' other
  * (neither: build and packaging files when `code` is given). */

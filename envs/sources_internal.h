@@ -28,6 +28,8 @@ typedef struct {
     const char *test_command;          /* NULL: the facts' */
     const char *results_junit;         /* with test_command: NULL for TAP */
     const char *environment_json;      /* NULL: the facts' */
+    const char *expected_root;         /* results as expected files under this directory; NULL: none */
+    const rlvr_str_list *expected_files;
     int64_t created_at;
     bool has_created_at;
     json_t *metadata;                  /* borrowed; NULL: none */

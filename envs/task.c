@@ -77,11 +77,11 @@ void rlvr_task_free(rlvr_task *t) {
                         &t->hidden_root, &t->hidden_root_path, &t->hidden_test_command, &t->judge_build,
                         &t->hidden_build_command, &t->hidden_results_junit, &t->reference_patch,
                         &t->reference_answer, &t->metadata_json, &t->environment, &t->environment_path,
-                        &t->environment_workdir};
+                        &t->environment_workdir, &t->expected_root, &t->expected_root_path};
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++) free(*strings[i]);
     rlvr_str_list *lists[] = {&t->public_test_files, &t->hidden_test_files, &t->fail_to_pass, &t->pass_to_pass,
                               &t->wrong_patches, &t->protected_paths, &t->wrong_answers, &t->judge_run,
-                              &t->editable_paths, &t->environment_env};
+                              &t->editable_paths, &t->environment_env, &t->expected_files};
     for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) rlvr_str_list_clear(lists[i]);
     free(t);
 }
@@ -374,17 +374,25 @@ static int read_results(const reader *r, json_t *section, const char *name, char
     snprintf(field, sizeof field, "%s.results", name);
     snprintf(prefix, sizeof prefix, "%s.results.", name);
     if (!json_is_object(res)) return field_error(r, field, "must be an object, not %s", json_kind(res));
-    static const char *const keys[] = {"format", "path", NULL};
+    static const char *const keys[] = {"format", "path", "root", "files", NULL};
     RLVR_TRY(check_keys(r, res, prefix, keys));
     char *format = NULL, *path = NULL;
     int rc = get_string(r, res, prefix, "format", true, true, &format);
+    if (rc == 0 && strcmp(format, "expected") == 0) { /* read_expected's */
+        free(format);
+        return strcmp(name, "hidden_tests") == 0
+                   ? 0
+                   : field_error(r, field, "\"expected\" is for hidden_tests (the public tests report as they run)");
+    }
+    if (rc == 0 && (json_object_get(res, "root") || json_object_get(res, "files")))
+        rc = field_error(r, field, "\"root\" and \"files\" are for the format \"expected\"");
     if (rc == 0) rc = get_string(r, res, prefix, "path", false, true, &path);
     bool junit = format && strcmp(format, "junit") == 0;
     snprintf(field, sizeof field, "%s.results.format", name);
     char path_field[64];
     snprintf(path_field, sizeof path_field, "%s.results.path", name);
     if (rc == 0 && !junit && strcmp(format, "tap") != 0)
-        rc = field_error(r, field, "is \"%s\"; use \"tap\" or \"junit\"", format);
+        rc = field_error(r, field, "is \"%s\"; use \"tap\", \"junit\" or \"expected\"", format);
     else if (rc == 0 && junit && !path)
         rc = field_error(r, path_field, "missing: a JUnit file's path in the tree (\"report.xml\")");
     else if (rc == 0 && !junit && path)
@@ -399,6 +407,52 @@ static int read_results(const reader *r, json_t *section, const char *name, char
     return rc;
 }
 
+/* hidden_tests.results {"format": "expected", "root": DIR, "files": [...]}:
+ * files the command leaves, compared with copies under root that never
+ * enter the enclave (enclave/expected.h). Returns 0 when the format is
+ * another. */
+static int read_expected(const reader *r, json_t *hid) {
+    rlvr_task *t = r->task;
+    json_t *res = json_object_get(hid, "results");
+    json_t *format = json_is_object(res) ? json_object_get(res, "format") : NULL;
+    if (!json_is_string(format) || strcmp(json_string_value(format), "expected") != 0) return 0;
+    if (json_object_get(res, "path"))
+        return field_error(r, "hidden_tests.results.path", "is for \"junit\" (\"expected\" names its files)");
+    RLVR_TRY(get_string(r, res, "hidden_tests.results.", "root", true, true, &t->expected_root));
+    RLVR_TRY(get_list(r, res, "hidden_tests.results.", "files", true, true, false, &t->expected_files));
+    RLVR_TRY(check_tree_paths(r, "hidden_tests.results.files", &t->expected_files));
+    if (!(t->expected_root_path = join_path(t->base_dir, t->expected_root))) return no_memory();
+    struct stat st;
+    if (stat(t->expected_root_path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return field_error(r, "hidden_tests.results.root", "\"%s\" is not a directory (looked at %s)",
+                           t->expected_root, t->expected_root_path);
+    for (size_t i = 0; i < t->expected_files.n; i++) {
+        const char *f = t->expected_files.items[i];
+        char *p = join_path(t->expected_root_path, f);
+        if (!p) return no_memory();
+        int ok = stat(p, &st) == 0 && S_ISREG(st.st_mode);
+        free(p);
+        if (!ok)
+            return field_error(r, "hidden_tests.results.files", "\"%s\" is not a file under \"%s\"", f,
+                               t->expected_root);
+        if (rlvr_diffgate_check_path(f, NULL) != RLVR_REASON_NONE)
+            return field_error(r, "hidden_tests.results.files",
+                               "\"%s\" must be a plain relative path in the tree (no .git, hook or environment file)",
+                               f);
+        for (size_t k = 0; k < t->hidden_test_files.n; k++)
+            if (strcmp(t->hidden_test_files.items[k], f) == 0) /* it would be copied into the enclave */
+                return field_error(r, "hidden_tests.results.files",
+                                   "\"%s\" is also a hidden file: an expected copy never enters the enclave", f);
+        for (size_t k = 0; k < t->public_test_files.n; k++)
+            if (strcmp(t->public_test_files.items[k], f) == 0) /* read-only, where the run must write it */
+                return field_error(r, "hidden_tests.results.files",
+                                   "\"%s\" is also a public test file, read-only while the tests run; leave it out "
+                                   "of public_tests.files",
+                                   f);
+    }
+    return 0;
+}
+
 static int read_hidden_tests(const reader *r, json_t *root) {
     rlvr_task *t = r->task;
     json_t *hid = json_object_get(root, "hidden_tests");
@@ -408,8 +462,16 @@ static int read_hidden_tests(const reader *r, json_t *root) {
     RLVR_TRY(check_keys(r, hid, "hidden_tests.", keys));
     RLVR_TRY(read_results(r, hid, "hidden_tests", &t->hidden_results_junit));
     RLVR_TRY(get_string(r, hid, "hidden_tests.", "root", true, true, &t->hidden_root));
-    RLVR_TRY(get_list(r, hid, "hidden_tests.", "files", true, true, false, &t->hidden_test_files));
+    json_t *res = json_object_get(hid, "results");
+    json_t *format = json_is_object(res) ? json_object_get(res, "format") : NULL;
+    bool expected = json_is_string(format) && strcmp(json_string_value(format), "expected") == 0;
+    /* with expected files the hidden files are the run's inputs, and a
+     * change may need none */
+    RLVR_TRY(get_list(r, hid, "hidden_tests.", "files", true, !expected, false, &t->hidden_test_files));
     RLVR_TRY(read_judge(r, hid));
+    if (expected && t->judge_build)
+        return field_error(r, "hidden_tests.results",
+                           "\"expected\" is for command mode (a judge writes TAP to its results descriptor)");
     RLVR_TRY(get_string(r, hid, "hidden_tests.", "command", !t->judge_build, true, &t->hidden_test_command));
     if (t->judge_build && t->hidden_test_command)
         return field_error(r, "hidden_tests.command",
@@ -437,7 +499,7 @@ static int read_hidden_tests(const reader *r, json_t *root) {
             return field_error(r, "hidden_tests.files", "\"%s\" is not a file under hidden_tests.root \"%s\"",
                                t->hidden_test_files.items[i], t->hidden_root);
     }
-    return 0;
+    return read_expected(r, hid);
 }
 
 static bool looks_like_patch(const char *p) {
@@ -894,6 +956,13 @@ static int tests_json(const rlvr_task *t, json_t *o) {
     }
     if (t->hidden_build_command) RLVR_TRY(set_new(hid, "build", json_string(t->hidden_build_command)));
     if (t->hidden_results_junit) RLVR_TRY(results_json(hid, t->hidden_results_junit));
+    if (t->expected_root) {
+        json_t *e = json_object();
+        RLVR_TRY(set_new(hid, "results", e));
+        RLVR_TRY(set_new(e, "format", json_string("expected")));
+        RLVR_TRY(set_new(e, "root", json_string(t->expected_root)));
+        RLVR_TRY(set_new(e, "files", list_json(&t->expected_files)));
+    }
     RLVR_TRY(set_new(o, "FAIL_TO_PASS", list_json(&t->fail_to_pass)));
     RLVR_TRY(set_new(o, "PASS_TO_PASS", list_json(&t->pass_to_pass)));
     RLVR_TRY(set_new(o, "reference_patch", json_string(t->reference_patch)));

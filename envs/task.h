@@ -93,6 +93,11 @@ typedef struct {
     char *hidden_build_command;/* judge mode, optional: builds the code under test in the enclave */
     char *hidden_results_junit;/* "results": {"format": "junit", "path": P}: the hidden tests' results are
                                   the JUnit XML file P in the tree (enclave/junit.h); NULL: TAP */
+    char *expected_root;       /* "results": {"format": "expected", "root": R, "files": [...]}: the results
+                                  are the files the command leaves, compared with the copies under R
+                                  (enclave/expected.h); NULL: TAP or JUnit. As written */
+    char *expected_root_path;  /* resolved */
+    rlvr_str_list expected_files; /* their tree paths: one test each, named by the path */
     rlvr_str_list fail_to_pass, pass_to_pass;
     char *reference_patch;
     rlvr_str_list wrong_patches;
