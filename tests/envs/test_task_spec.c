@@ -482,6 +482,77 @@ static void test_split_names(void) {
     CHECK(rlvr_split_name(RLVR_SPLIT_COUNT) == NULL);
 }
 
+/* Results as expected files, a creation time and a verifier timeout: loaded
+ * and written back as given; the expected copies may not enter the enclave
+ * (hidden), nor be read-only there (public), nor serve a judge. */
+static void expected_root(json_t *h, const char *root, const char *file) {
+    json_object_set_new(h, "results", json_pack("{s:s, s:s, s:[s]}", "format", "expected", "root", root, "files", file));
+}
+static void expected_missing_root(json_t *r) { expected_root(json_object_get(r, "hidden_tests"), "nowhere", "out.txt"); }
+static void expected_not_a_file(json_t *r) { expected_root(json_object_get(r, "hidden_tests"), "expected", "none.txt"); }
+static void expected_is_hidden(json_t *r) {
+    expected_root(json_object_get(r, "hidden_tests"), "hidden", "tests/hidden.c");
+}
+static void expected_is_public(json_t *r) {
+    expected_root(json_object_get(r, "hidden_tests"), "expected", "out.txt");
+    json_object_set_new(json_object_get(r, "public_tests"), "files", json_pack("[s]", "out.txt"));
+}
+static void expected_in_public(json_t *r) {
+    json_object_set_new(json_object_get(r, "public_tests"), "results",
+                        json_pack("{s:s, s:s, s:[s]}", "format", "expected", "root", "expected", "files", "out.txt"));
+}
+static void expected_with_path(json_t *r) {
+    json_object_set_new(json_object_get(r, "hidden_tests"), "results",
+                        json_pack("{s:s, s:s, s:s, s:[s]}", "format", "expected", "path", "x", "root", "expected",
+                                  "files", "out.txt"));
+}
+static void bad_created_at(json_t *r) { json_object_set_new(r, "created_at", json_string("yesterday")); }
+static void bad_verify_timeout(json_t *r) {
+    json_object_set_new(json_object_get(r, "budgets"), "verify_timeout_s", json_integer(0));
+}
+
+static void test_expected_and_times(void) {
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/expected && echo 42 > %s/expected/out.txt", dir, dir);
+    CHECK(run_cmd(cmd, NULL) == 0);
+    json_error_t jerr;
+    json_t *root = json_loads(good_tests_spec, 0, &jerr);
+    expected_root(json_object_get(root, "hidden_tests"), "expected", "out.txt");
+    json_object_set_new(root, "created_at", json_string("2019-03-04T12:30:00.25+01:00"));
+    json_object_set_new(json_object_get(root, "budgets"), "verify_timeout_s", json_real(90));
+    char *a = NULL;
+    rlvr_task *t = round_trip(root, "expected.json", &a);
+    if (t) {
+        CHECK(t->expected_root && t->expected_files.n == 1 && strcmp(t->expected_files.items[0], "out.txt") == 0);
+        CHECK(t->has_created_at && t->created_at == 1551699000); /* 11:30 UTC */
+        CHECK(t->budgets.verify_timeout_s == 90);
+        CHECK(a && strstr(a, "\"results\":{\"format\":\"expected\",\"root\":\"expected\",\"files\":[\"out.txt\"]}"));
+        CHECK(a && strstr(a, "\"created_at\":\"2019-03-04T11:30:00Z\"") && strstr(a, "\"verify_timeout_s\":90"));
+    }
+    free(a);
+    rlvr_task_free(t);
+    int64_t when = 0;
+    CHECK(rlvr_task_time_parse("2019-03-04", &when) == 0 && when == 1551657600);
+    CHECK(rlvr_task_time_parse("1970-01-01T00:00:00Z", &when) == 0 && when == 0);
+    CHECK(rlvr_task_time_parse("2019-13-04", &when) == RLVR_EINVAL);
+    CHECK(rlvr_task_time_parse("2019-03-04 junk", &when) == RLVR_EINVAL);
+    char back[21];
+    rlvr_task_time_format(1551699000, back);
+    CHECK(strcmp(back, "2019-03-04T11:30:00Z") == 0);
+    expect_refusal(good_tests_spec, "expected root missing", expected_missing_root, "hidden_tests.results.root",
+                   "is not a directory");
+    expect_refusal(good_tests_spec, "expected file missing", expected_not_a_file, "hidden_tests.results.files",
+                   "none.txt");
+    expect_refusal(good_tests_spec, "expected file also hidden", expected_is_hidden, "tests/hidden.c",
+                   "never enters the enclave");
+    expect_refusal(good_tests_spec, "expected file also public", expected_is_public, "also a public test file", NULL);
+    expect_refusal(good_tests_spec, "expected in public tests", expected_in_public, "public_tests.results",
+                   "is for hidden_tests");
+    expect_refusal(good_tests_spec, "expected with a path", expected_with_path, "hidden_tests.results.path", NULL);
+    expect_refusal(good_tests_spec, "bad created_at", bad_created_at, "created_at", "2019-03-04T12:30:00Z");
+    expect_refusal(good_tests_spec, "bad verify timeout", bad_verify_timeout, "budgets.verify_timeout_s", NULL);
+}
+
 int main(void) {
     make_fixture();
     test_good_tests_spec();
@@ -491,6 +562,7 @@ int main(void) {
     test_not_json();
     test_judge_and_editable();
     test_junit_results();
+    test_expected_and_times();
     test_split_names();
     rm_rf(dir);
     free(dir);
