@@ -213,14 +213,18 @@ static bool split_by_time(const rlvr_task *const *group, size_t n, const rlvr_ta
 static int shared_key_error(const rlvr_task *const *group, size_t n, size_t shared) {
     const rlvr_task *train, *other;
     if (split_by_time(group, n, &train, &other)) return 0;
-    if (train == other) /* a task without created_at */
+    if (train == other) { /* a task without created_at: the key is simply shared */
+        const rlvr_task *first_train = group[0], *first_other = group[0];
+        for (size_t k = 0; k < n && first_other->split == RLVR_SPLIT_TRAIN; k++) first_other = group[k];
         return rlvr_error_set(
             RLVR_EINVAL,
-            "split hygiene: split key \"%s\" is used by train and eval or regression tasks, and task \"%s\" (%s) has "
-            "no created_at; %zu shared key%s in all. Train tasks must not share a repository or template with eval or "
-            "regression tasks unless every train task is older than every other (give each task its created_at): move "
-            "or regenerate the tasks on one side",
-            group[0]->split_key, train->id, train->source, shared, shared == 1 ? "" : "s");
+            "split hygiene: split key \"%s\" is used by train task \"%s\" (%s) and %s task \"%s\" (%s); %zu shared "
+            "key%s in all. Train tasks must not share a repository or template with eval or regression tasks: move "
+            "or regenerate the tasks on one side (a key may be shared only when split by time: every task with its "
+            "created_at, every train task older than every other; \"%s\" has none)",
+            first_train->split_key, first_train->id, first_train->source, rlvr_split_name(first_other->split),
+            first_other->id, first_other->source, shared, shared == 1 ? "" : "s", train->id);
+    }
     char a[21], b[21];
     rlvr_task_time_format(train->created_at, a);
     rlvr_task_time_format(other->created_at, b);
