@@ -7,6 +7,8 @@
  *   OUT/repos/<id>.git   each task's repository, scrubbed: a bare repository
  *                        holding only what is reachable from its base commit
  *   OUT/hidden/<id>/     its hidden test files, at their tree paths
+ *   OUT/expected/<id>/   with results as expected files: the committed copies
+ *                        (enclave/expected.h), never in an enclave
  *   OUT/<source>-report.jsonl  one line per commit, instance or directory
  *                        read, with what became of it and why
  *
