@@ -473,6 +473,13 @@ int rlvr_fs_read_file(const char *path, char **out, size_t *len) {
     return rc;
 }
 
+void rlvr_fs_dirname(char *out, size_t cap, const char *path) {
+    const char *slash = strrchr(path, '/');
+    if (!slash) snprintf(out, cap, ".");
+    else if (slash == path) snprintf(out, cap, "/");
+    else snprintf(out, cap, "%.*s", (int)(slash - path), path);
+}
+
 int rlvr_fs_mkdirs(const char *path, mode_t mode) {
     char buf[PATH_MAX];
     if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) return RLVR_FAIL(RLVR_EINVAL, "path too long: %s", path);

@@ -170,18 +170,7 @@ int rlvr_repo_facts_parse(rlvr_repo_facts *out, const char *text, const char *so
 }
 
 int rlvr_repo_facts_load(rlvr_repo_facts *out, const char *path) {
-    memset(out, 0, sizeof *out);
-    char *text = NULL;
-    size_t len = 0;
-    RLVR_TRY(rlvr_fs_read_file(path, &text, &len));
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash) *slash = '\0';
-    else snprintf(dir, sizeof dir, ".");
-    int rc = rlvr_repo_facts_parse(out, text, path, dir);
-    free(text);
-    return rc;
+    return rlvr_repo_facts_load_merged(out, path, NULL);
 }
 
 static bool any_glob(const char *const *globs, const char *path) {
@@ -224,10 +213,7 @@ int rlvr_repo_facts_load_merged(rlvr_repo_facts *out, const char *path, const ch
         if (rc == 0 && !json_is_object(base))
             rc = rlvr_error_set(RLVR_EFORMAT, "repository facts %s: must be a JSON object", path);
         free(text);
-        snprintf(dir, sizeof dir, "%s", path);
-        char *slash = strrchr(dir, '/');
-        if (slash) *slash = '\0';
-        else snprintf(dir, sizeof dir, ".");
+        rlvr_fs_dirname(dir, sizeof dir, path);
     } else base = json_object();
     if (rc == 0 && overrides_json && !(over = json_loads(overrides_json, 0, NULL)))
         rc = RLVR_FAIL(RLVR_EINVAL, "repository facts: the overrides are not a JSON object");

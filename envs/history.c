@@ -156,16 +156,27 @@ static int unbundle(git_repository **out, const char *path, const char *dest) {
     return 0;
 }
 
-int rlvr_history_open(git_repository **out, const char *path, const char *unbundle_dir) {
+int rlvr_history_open(git_repository **out, const char *path, const char *scratch, char **unbundled) {
     *out = NULL;
+    if (unbundled) *unbundled = NULL;
     RLVR_TRY(rlvr_git_init());
     struct stat st;
     if (stat(path, &st) != 0) return rlvr_error_set(RLVR_EIO, "repository %s: %s", path, strerror(errno));
     if (S_ISREG(st.st_mode) && rlvr_history_is_bundle(path)) {
-        if (!unbundle_dir)
+        if (!scratch || !unbundled)
             return rlvr_error_set(RLVR_EINVAL, "repository %s is a git bundle; clone it first (git clone %s DIR)", path,
                                   path);
-        return unbundle(out, path, unbundle_dir);
+        char *tmp = NULL, dest[4200];
+        RLVR_TRY(rlvr_fs_mkdtemp(&tmp, scratch, ".unbundle-"));
+        snprintf(dest, sizeof dest, "%s/repo.git", tmp);
+        int rc = unbundle(out, path, dest);
+        if (rc < 0) {
+            rlvr_fs_remove_tree(tmp);
+            free(tmp);
+            return rc;
+        }
+        *unbundled = tmp;
+        return 0;
     }
     if (!S_ISDIR(st.st_mode))
         return rlvr_error_set(RLVR_EINVAL, "repository %s is neither a git repository directory nor a git bundle",
@@ -173,6 +184,13 @@ int rlvr_history_open(git_repository **out, const char *path, const char *unbund
     int g = git_repository_open_ext(out, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
     if (g < 0) return git_error_at(g, "opening the git repository", path);
     return 0;
+}
+
+void rlvr_history_path(git_repository *repo, char *out, size_t cap) {
+    const char *p = git_repository_is_bare(repo) ? git_repository_path(repo) : git_repository_workdir(repo);
+    char *real = realpath(p, NULL);
+    snprintf(out, cap, "%s", real ? real : p);
+    free(real);
 }
 
 /* ---- changes and diffs ---------------------------------------------------------------- */
@@ -250,13 +268,8 @@ static int write_blob(git_repository *repo, const git_tree_entry *e, const char 
     int g = git_blob_lookup(&blob, repo, git_tree_entry_id(e));
     if (g < 0) return git_error_at(g, "reading a file", repo_name(repo));
     char dir[4096];
-    snprintf(dir, sizeof dir, "%s", dest);
-    char *slash = strrchr(dir, '/');
-    int rc = 0;
-    if (slash) {
-        *slash = '\0';
-        rc = rlvr_fs_mkdirs(dir, 0755);
-    }
+    rlvr_fs_dirname(dir, sizeof dir, dest);
+    int rc = rlvr_fs_mkdirs(dir, 0755);
     if (rc == 0) rc = rlvr_fs_write_file(dest, git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob));
     if (rc == 0 && git_tree_entry_filemode(e) == GIT_FILEMODE_BLOB_EXECUTABLE && chmod(dest, 0755) != 0)
         rc = rlvr_error_set(RLVR_EIO, "chmod %s: %s", dest, strerror(errno));

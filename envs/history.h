@@ -26,11 +26,16 @@
 bool rlvr_history_is_bundle(const char *path);
 
 /* Opens the repository at `path` (a directory, bare or not). A git bundle is
- * unpacked first into a new bare repository at `unbundle_dir` (which must
- * not exist; NULL refuses bundles): its pack is indexed and its refs
- * created, HEAD following the bundle's. A bundle that needs prerequisite
- * commits is refused. */
-int rlvr_history_open(git_repository **out, const char *path, const char *unbundle_dir);
+ * unpacked first into a new bare repository in a fresh directory under
+ * `scratch` (NULL refuses bundles), returned in *unbundled for the caller to
+ * remove and free (NULL when nothing was unpacked): its pack is indexed and
+ * its refs created, HEAD following the bundle's. A bundle that needs
+ * prerequisite commits is refused. */
+int rlvr_history_open(git_repository **out, const char *path, const char *scratch, char **unbundled);
+
+/* The repository's work tree, or its git directory when bare, made
+ * absolute: what a task spec names. */
+void rlvr_history_path(git_repository *repo, char *out, size_t cap);
 
 /* One changed path of a commit against its parent. */
 typedef struct {

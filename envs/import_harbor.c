@@ -267,10 +267,8 @@ static int copy_file(const char *from, const char *to, bool rewrite) {
     size_t len = 0;
     RLVR_TRY(rlvr_fs_read_file(from, &data, &len));
     char dir[4400];
-    snprintf(dir, sizeof dir, "%s", to);
-    char *slash = strrchr(dir, '/');
-    int rc = 0;
-    if (slash) *slash = '\0', rc = rlvr_fs_mkdirs(dir, 0755);
+    rlvr_fs_dirname(dir, sizeof dir, to);
+    int rc = rlvr_fs_mkdirs(dir, 0755);
     rlvr_text out = {0};
     bool text = !memchr(data, '\0', len);
     for (size_t i = 0; rc == 0 && i < len;) {
@@ -533,16 +531,7 @@ int rlvr_tasks_import_harbor(const rlvr_harbor_import_options *o, rlvr_sandbox_h
         return RLVR_FAIL(RLVR_EINVAL, "harbor import: task directories and a sandbox host are needed");
     double t0 = rlvr_now();
     harbor h = {.o = o, .host = host, .out_dir = out_dir, .sum = out};
-    int rc = rlvr_fs_mkdirs(out_dir, 0755);
-    char *abs = rc == 0 ? realpath(out_dir, NULL) : NULL;
-    if (rc == 0 && !abs) rc = rlvr_error_set(RLVR_EIO, "%s: %s", out_dir, strerror(errno));
-    if (abs) snprintf(h.out_abs, sizeof h.out_abs, "%s", abs);
-    free(abs);
-    char sub[4200];
-    snprintf(sub, sizeof sub, "%s/repos", h.out_abs);
-    if (rc == 0) rc = rlvr_fs_mkdirs(sub, 0755);
-    snprintf(sub, sizeof sub, "%s/hidden", h.out_abs);
-    if (rc == 0) rc = rlvr_fs_mkdirs(sub, 0755);
+    int rc = source_pool_open(out_dir, h.out_abs, sizeof h.out_abs);
     if (rc == 0) rc = source_report_open(&h.report, out_dir, "harbor-report.jsonl");
     for (const char *const *d = o->dirs; rc == 0 && *d; d++) rc = import_dir(&h, *d);
     if (h.report) fclose(h.report);

@@ -14,7 +14,6 @@
 #include "core/sys.h"
 #include "enclave/fsutil.h"
 #include "enclave/reason.h"
-#include "envs/harness.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -28,7 +27,7 @@ typedef struct {
     rlvr_repo_facts facts;
     git_repository *repo;  /* NULL until opened */
     char path[4096];       /* what the provisional specs name */
-    char unbundled[4096];  /* where a bundle was unpacked ("" when none) */
+    char *unbundled;       /* where a bundle was unpacked (NULL when none) */
 } swe_repo;
 
 typedef struct {
@@ -58,10 +57,7 @@ static int load_specs(importer *im) {
     }
     im->repos = calloc(json_object_size(table), sizeof *im->repos);
     char dir[4096];
-    snprintf(dir, sizeof dir, "%s", im->o->specs);
-    char *slash = strrchr(dir, '/');
-    if (slash) *slash = '\0';
-    else snprintf(dir, sizeof dir, ".");
+    rlvr_fs_dirname(dir, sizeof dir, im->o->specs);
     const char *key;
     json_t *v;
     int rc = im->repos ? 0 : RLVR_FAIL(RLVR_ENOMEM, "out of memory");
@@ -86,7 +82,8 @@ static void free_repos(importer *im) {
         free(r->name);
         rlvr_repo_facts_free(&r->facts);
         git_repository_free(r->repo);
-        if (r->unbundled[0]) rlvr_fs_remove_tree(r->unbundled);
+        if (r->unbundled) rlvr_fs_remove_tree(r->unbundled);
+        free(r->unbundled);
     }
     free(im->repos);
 }
@@ -121,19 +118,8 @@ static int open_repo(importer *im, swe_repo *r) {
         return rlvr_error_set(RLVR_ENOTFOUND, "repository \"%s\" is not in %s (as NAME, NAME.git, NAME.bundle or "
                                               "OWNER__NAME)",
                               r->name, im->o->repos_dir);
-    char *tmp = NULL;
-    if (rlvr_history_is_bundle(path)) {
-        RLVR_TRY(rlvr_fs_mkdtemp(&tmp, im->out_abs, ".unbundle-"));
-        snprintf(r->unbundled, sizeof r->unbundled, "%s", tmp);
-        free(tmp);
-        char dest[4200];
-        snprintf(dest, sizeof dest, "%s/repo.git", r->unbundled);
-        RLVR_TRY(rlvr_history_open(&r->repo, path, dest));
-    } else RLVR_TRY(rlvr_history_open(&r->repo, path, NULL));
-    const char *p = git_repository_is_bare(r->repo) ? git_repository_path(r->repo) : git_repository_workdir(r->repo);
-    char *real = realpath(p, NULL);
-    snprintf(r->path, sizeof r->path, "%s", real ? real : p);
-    free(real);
+    RLVR_TRY(rlvr_history_open(&r->repo, path, im->out_abs, &r->unbundled));
+    rlvr_history_path(r->repo, r->path, sizeof r->path);
     return 0;
 }
 
@@ -208,11 +194,8 @@ static swe_repo *repo_of(importer *im, const char *name) {
 /* Runs the untouched base once; a FAIL_TO_PASS test that passes there
  * refuses the instance. */
 static int check_base(importer *im, const swe_repo *r, const rlvr_task *task) {
-    rlvr_sandbox_limits limits;
-    rlvr_sandbox_limits_default(&limits);
-    limits.wall_s = limits.cpu_s = r->facts.wall_s;
     rlvr_verify_task *vt = NULL;
-    int rc = rlvr_harness_verify_task_new(&vt, im->host, task, &limits, 1);
+    int rc = source_verify_task_new(&vt, im->host, task, r->facts.wall_s, false);
     rlvr_verify_run run = {0};
     if (rc == 0) rc = rlvr_verify_run_once(vt, "", 0, im->o->seed, 0, &run);
     if (rc == 0 && run.infra) rc = refuse(im, "base_commit", "the tests could not run there (%s)", rlvr_reason_name(run.reason));
@@ -381,16 +364,7 @@ int rlvr_tasks_import_swe(const rlvr_swe_import_options *o, rlvr_sandbox_host *h
     if (o->check_base && !host) return RLVR_FAIL(RLVR_EINVAL, "swe-bench import: checking the base needs a host");
     double t0 = rlvr_now();
     importer im = {.o = o, .host = host, .out_dir = out_dir, .sum = out};
-    char sub[4200];
-    int rc = rlvr_fs_mkdirs(out_dir, 0755);
-    char *abs = rc == 0 ? realpath(out_dir, NULL) : NULL;
-    if (rc == 0 && !abs) rc = rlvr_error_set(RLVR_EIO, "%s: %s", out_dir, strerror(errno));
-    if (abs) snprintf(im.out_abs, sizeof im.out_abs, "%s", abs);
-    free(abs);
-    snprintf(sub, sizeof sub, "%s/repos", im.out_abs);
-    if (rc == 0) rc = rlvr_fs_mkdirs(sub, 0755);
-    snprintf(sub, sizeof sub, "%s/hidden", im.out_abs);
-    if (rc == 0) rc = rlvr_fs_mkdirs(sub, 0755);
+    int rc = source_pool_open(out_dir, im.out_abs, sizeof im.out_abs);
     if (rc == 0) rc = load_specs(&im);
     if (rc == 0) rc = source_report_open(&im.report, out_dir, "swe-bench-report.jsonl");
     if (rc == 0) rc = import_file(&im);

@@ -15,7 +15,6 @@
 #include "core/sys.h"
 #include "enclave/fsutil.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,7 +191,7 @@ static int run_candidate(miner *m, candidate *c) {
     rlvr_task *task = NULL;
     rlvr_verify_task *vt = NULL;
     int rc = provisional_task(&task, m, c);
-    if (rc == 0) rc = observe_task_new(&vt, m->host, task, m->facts->wall_s);
+    if (rc == 0) rc = source_verify_task_new(&vt, m->host, task, m->facts->wall_s, true);
     if (rc == RLVR_ESANDBOX) {
         c->obs.infra = true;
         snprintf(c->obs.detail, sizeof c->obs.detail, "%.255s", rlvr_error_last());
@@ -473,27 +472,10 @@ int rlvr_tasks_mine(const rlvr_mine_options *o, rlvr_sandbox_host *host, const c
     miner m = {.o = o, .facts = o->facts, .host = host, .out_dir = out_dir, .sum = out};
     if (o->name) source_clean_name(m.name, sizeof m.name, o->name);
     else default_name(m.name, sizeof m.name, o->repo);
-    char sub[4096], *unbundled = NULL;
-    int rc = rlvr_fs_mkdirs(out_dir, 0755);
-    snprintf(sub, sizeof sub, "%s/repos", out_dir);
-    if (rc == 0) rc = rlvr_fs_mkdirs(sub, 0755);
-    snprintf(sub, sizeof sub, "%s/hidden", out_dir);
-    if (rc == 0) rc = rlvr_fs_mkdirs(sub, 0755);
-    snprintf(sub, sizeof sub, "%s/expected", out_dir);
-    if (rc == 0 && o->facts->expected.n) rc = rlvr_fs_mkdirs(sub, 0755);
-    char *abs = rc == 0 ? realpath(out_dir, NULL) : NULL;
-    if (rc == 0 && !abs) rc = rlvr_error_set(RLVR_EIO, "%s: %s", out_dir, strerror(errno));
-    if (abs) snprintf(m.out_abs, sizeof m.out_abs, "%s", abs);
-    free(abs);
-    if (rc == 0 && rlvr_history_is_bundle(o->repo)) rc = rlvr_fs_mkdtemp(&unbundled, out_dir, ".unbundle-");
-    if (rc == 0 && unbundled) snprintf(sub, sizeof sub, "%s/repo.git", unbundled);
-    if (rc == 0) rc = rlvr_history_open(&m.repo, o->repo, unbundled ? sub : NULL);
-    if (rc == 0) {
-        const char *path = git_repository_is_bare(m.repo) ? git_repository_path(m.repo) : git_repository_workdir(m.repo);
-        char *real = realpath(path, NULL);
-        snprintf(m.repo_path, sizeof m.repo_path, "%s", real ? real : path);
-        free(real);
-    }
+    char *unbundled = NULL;
+    int rc = source_pool_open(out_dir, m.out_abs, sizeof m.out_abs);
+    if (rc == 0) rc = rlvr_history_open(&m.repo, o->repo, m.out_abs, &unbundled);
+    if (rc == 0) rlvr_history_path(m.repo, m.repo_path, sizeof m.repo_path);
     if (rc == 0) rc = source_report_open(&m.report, out_dir, "mine-report.jsonl");
     if (rc == 0) rc = walk(&m);
     if (rc == 0) rc = write_specs(&m);

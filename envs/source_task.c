@@ -195,7 +195,8 @@ int observe(rlvr_verify_task *vt, const char *patch, int side, int runs, uint64_
     return 0;
 }
 
-int observe_task_new(rlvr_verify_task **out, rlvr_sandbox_host *host, const rlvr_task *task, double wall_s) {
+int source_verify_task_new(rlvr_verify_task **out, rlvr_sandbox_host *host, const rlvr_task *task, double wall_s,
+                           bool every_test) {
     rlvr_sandbox_limits limits;
     rlvr_sandbox_limits_default(&limits);
     limits.wall_s = wall_s;
@@ -203,12 +204,24 @@ int observe_task_new(rlvr_verify_task **out, rlvr_sandbox_host *host, const rlvr
     rlvr_verify_spec spec;
     rlvr_harness_verify_views views;
     int rc = rlvr_harness_verify_spec(&spec, &views, task, &limits, 1);
-    if (rc == 0) {
-        spec.fail_to_pass = spec.pass_to_pass = NULL; /* record every test the runs report */
-        rc = rlvr_verify_task_new(out, host, &spec);
-    }
+    if (rc == 0 && every_test) spec.fail_to_pass = spec.pass_to_pass = NULL;
+    if (rc == 0) rc = rlvr_verify_task_new(out, host, &spec);
     rlvr_harness_verify_views_free(&views);
     return rc;
+}
+
+int source_pool_open(const char *out_dir, char *out_abs, size_t cap) {
+    const char *subs[] = {"", "/repos", "/hidden"};
+    for (size_t i = 0; i < sizeof subs / sizeof *subs; i++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s%s", out_dir, subs[i]);
+        RLVR_TRY(rlvr_fs_mkdirs(path, 0755));
+    }
+    char *abs = realpath(out_dir, NULL);
+    if (!abs) return rlvr_error_set(RLVR_EIO, "%s: %s", out_dir, strerror(errno));
+    snprintf(out_abs, cap, "%s", abs);
+    free(abs);
+    return 0;
 }
 
 /* ---- the report -------------------------------------------------------------------- */

@@ -73,9 +73,15 @@ typedef struct {
 int observe(rlvr_verify_task *vt, const char *patch, int side, int runs, uint64_t seed, observation *obs);
 void observation_free(observation *obs);
 
-/* A verify task over the provisional spec that requires no names: every
- * test a run reports is recorded. */
-int observe_task_new(rlvr_verify_task **out, rlvr_sandbox_host *host, const rlvr_task *task, double wall_s);
+/* A verify task over the spec whose enclave runs have `wall_s` each. With
+ * every_test, it requires no names, so every test a run reports is
+ * recorded (a provisional spec's); else the task's own names are judged. */
+int source_verify_task_new(rlvr_verify_task **out, rlvr_sandbox_host *host, const rlvr_task *task, double wall_s,
+                           bool every_test);
+
+/* Makes the pool directory with its repos/ and hidden/ and puts its absolute
+ * path in out_abs: the provisional specs name everything by it. */
+int source_pool_open(const char *out_dir, char *out_abs, size_t cap);
 
 /* ---- the report ----------------------------------------------------------------- */
 

@@ -6,6 +6,7 @@
 #include "enclave/diffgate.h"
 #include "enclave/image.h"
 #include "enclave/reason.h"
+#include "envs/history.h"
 #include "envs/tools.h"
 
 #include <errno.h>
@@ -287,16 +288,6 @@ static bool is_hex40(const char *s) {
     return true;
 }
 
-static bool is_bundle(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return false;
-    char head[32] = {0};
-    size_t n = fread(head, 1, sizeof head - 1, f);
-    fclose(f);
-    head[n] = '\0';
-    return strncmp(head, "# v2 git bundle\n", 16) == 0 || strncmp(head, "# v3 git bundle\n", 16) == 0;
-}
-
 static bool is_git_dir(const char *dir) {
     char p[4096];
     struct stat st;
@@ -319,7 +310,7 @@ static int read_repository(const reader *r, json_t *root) {
             return field_error(r, "repository", "\"%s\" is a directory but not a git repository", t->repository);
         t->repository_kind = RLVR_REPO_DIRECTORY;
     } else {
-        if (!is_bundle(t->repository_path))
+        if (!rlvr_history_is_bundle(t->repository_path))
             return field_error(r, "repository", "\"%s\" is neither a git repository directory nor a git bundle",
                                t->repository);
         t->repository_kind = RLVR_REPO_BUNDLE;

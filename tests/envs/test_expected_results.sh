@@ -22,12 +22,7 @@ out="$dir/out.txt"
 py=/usr/bin/python3
 . "$(dirname "$0")/../lib/cli_check.sh"
 
-cat >"$dir/facts.json" <<'JSON'
-{"test_command": "cd tests && CC=cc bash ./unittest.sh >/dev/null 2>&1",
- "public_command": "rm -rf /tmp/p && cp -R . /tmp/p && (cd /tmp/p/tests && CC=cc bash ./unittest.sh >/dev/null 2>&1); diff -r tests /tmp/p/tests && echo every baseline matches",
- "results": {"format": "expected", "files": ["tests/baseline_*.txt"]},
- "tests": ["/tests"], "code": ["/ini.c", "/ini.h"]}
-JSON
+cp "$src/tests/data/repos/inih.facts.json" "$dir/facts.json"
 check "mine inih since 2025-03" 0 "$rlvr" tasks mine "$src/tests/data/repos/inih.bundle" --out "$dir/pool" \
   --facts "$dir/facts.json" --since 2025-03-01 --eval-share 0.5
 expect_text "kept"

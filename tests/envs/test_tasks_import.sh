@@ -17,11 +17,7 @@ py=/usr/bin/python3
 . "$(dirname "$0")/../lib/cli_check.sh"
 
 # ---- SWE-bench -------------------------------------------------------------------
-cat >"$dir/facts.json" <<'JSON'
-{"test_command": "python3 -I -m pytest -c /dev/null --rootdir . -q -p no:cacheprovider -o \"pythonpath=$PWD/src\" --junitxml=report.xml tests",
- "results": {"format": "junit", "path": "report.xml"},
- "tests": ["/tests"], "protected_paths": ["/pyproject.toml", "/setup.cfg", "/setup.py", "/tox.ini"]}
-JSON
+cp "$src/tests/data/repos/cachetools.facts.json" "$dir/facts.json"
 check "mine cachetools since 2025-03" 0 "$rlvr" tasks mine "$src/tests/data/repos/cachetools.bundle" \
   --out "$dir/mined" --facts "$dir/facts.json" --since 2025-03-01
 expect_text "split by time:"

@@ -32,12 +32,6 @@
 static rlvr_sandbox_host *host;
 static char *dir;
 
-static const char cachetools_facts[] =
-    "{\"test_command\": \"python3 -I -m pytest -c /dev/null --rootdir . -q -p no:cacheprovider "
-    "-o \\\"pythonpath=$PWD/src\\\" --junitxml=report.xml tests\","
-    " \"results\": {\"format\": \"junit\", \"path\": \"report.xml\"},"
-    " \"tests\": [\"/tests\"], \"protected_paths\": [\"/pyproject.toml\", \"/setup.cfg\", \"/setup.py\", \"/tox.ini\"]}";
-
 /* unittest.sh writes tests/baseline_*.txt; each one that equals the
  * committed file is a passing test (TAP), the results descriptor closed
  * for everything the build runs */
@@ -89,10 +83,14 @@ static void expect_outcome(json_t *report, const char *prefix, const char *outco
     CHECK_MSG(strcmp(got, outcome) == 0, "commit %s (%s): outcome %s, expected %s", prefix, what, got, outcome);
 }
 
+/* facts_json: the facts as text; NULL: tests/data/repos/NAME.facts.json for the bundle's NAME */
 static int mine(const char *repo, const char *facts_json, const char *out, int64_t since, int64_t until,
                 rlvr_mine_summary *sum) {
     rlvr_repo_facts facts;
-    int rc = rlvr_repo_facts_parse(&facts, facts_json, "test facts", ".");
+    char path[8192];
+    snprintf(path, sizeof path, "%.*s.facts.json", (int)(strlen(repo) - strlen(".bundle")), repo);
+    int rc = facts_json ? rlvr_repo_facts_parse(&facts, facts_json, "test facts", ".")
+                        : rlvr_repo_facts_load(&facts, path);
     CHECK_MSG(rc == 0, "facts: %s", rlvr_error_last());
     if (rc) return rc;
     rlvr_mine_options o = RLVR_MINE_OPTIONS_INIT;
@@ -214,8 +212,8 @@ static void check_scrubbed(const char *pool_dir, const char *id, const char *bun
     snprintf(cmd, sizeof cmd, "git clone -q '%s' '%s' 2>&1", bundle, full_dir);
     CHECK(run_cmd(cmd, NULL) == 0);
     git_repository *full = NULL, *scrubbed = NULL;
-    CHECK_OK(rlvr_history_open(&full, full_dir, NULL));
-    CHECK_OK(rlvr_history_open(&scrubbed, t->repository_path, NULL));
+    CHECK_OK(rlvr_history_open(&full, full_dir, NULL, NULL));
+    CHECK_OK(rlvr_history_open(&scrubbed, t->repository_path, NULL, NULL));
     rlvr_str_list future = {0};
     git_oid base;
     git_oid_fromstr(&base, t->base_commit);
@@ -306,7 +304,7 @@ static void test_cachetools(void) {
     char *bundle = bundle_path("cachetools"), pool[4200], old[4200];
     snprintf(pool, sizeof pool, "%s/cachetools", dir);
     rlvr_mine_summary sum;
-    if (mine(bundle, cachetools_facts, pool, when("2024-07-01"), 0, &sum) == 0) {
+    if (mine(bundle, NULL, pool, when("2024-07-01"), 0, &sum) == 0) {
         printf("cachetools since 2024-07-01: %lld examined, %lld candidates, %lld kept (%lld train, %lld eval), "
                "%.1f s\n",
                (long long)sum.examined, (long long)sum.candidates, (long long)sum.counts[RLVR_MINE_KEPT],
@@ -328,7 +326,7 @@ static void test_cachetools(void) {
     }
     /* 2018: code of its day no longer imports on this Python */
     snprintf(old, sizeof old, "%s/cachetools-2018", dir);
-    if (mine(bundle, cachetools_facts, old, when("2018-10-27"), when("2018-11-05"), &sum) == 0) {
+    if (mine(bundle, NULL, old, when("2018-10-27"), when("2018-11-05"), &sum) == 0) {
         json_t *report = read_report(old);
         expect_outcome(report, "4a061636", "build_broken", "Fix #113: Add support for maxsize=None");
         expect_outcome(report, "e4b5f9b6", "build_broken", "Fix #109: Remove \"missing\" constructor argument");

@@ -9,12 +9,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/tiny_run.sh"
 mpi_test_init "$@"
 src=$(cd "$(dirname "$0")/../.." && pwd)
-cat > "$dir/facts.json" << 'JSON'
-{"test_command": "cd tests && CC=cc bash ./unittest.sh >/dev/null 2>&1",
- "public_command": "rm -rf /tmp/p && cp -R . /tmp/p && (cd /tmp/p/tests && CC=cc bash ./unittest.sh >/dev/null 2>&1); diff -r tests /tmp/p/tests && echo every baseline matches",
- "results": {"format": "expected", "files": ["tests/baseline_*.txt"]},
- "tests": ["/tests"], "code": ["/ini.c", "/ini.h"]}
-JSON
+cp "$src/tests/data/repos/inih.facts.json" "$dir/facts.json"
 "$RLVR" tasks mine "$src/tests/data/repos/inih.bundle" --out "$dir/pool" --facts "$dir/facts.json" \
   --since 2025-03-01 --eval-share 0 > "$dir/mine.log" 2>&1 || { cat "$dir/mine.log"; fail "mine"; }
 "$RLVR" tasks check "$dir/pool" --runs 2 > "$dir/check.log" 2>&1 || { cat "$dir/check.log"; fail "check"; }
