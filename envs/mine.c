@@ -55,7 +55,6 @@ typedef struct {
     kept_task *kept;
     size_t n_kept, cap_kept;
     rlvr_mine_summary *sum;
-    int64_t index; /* commits examined so far: seeds */
 } miner;
 
 /* What one commit's change is made of. */
@@ -197,7 +196,7 @@ static int run_candidate(miner *m, candidate *c) {
         snprintf(c->obs.detail, sizeof c->obs.detail, "%.255s", rlvr_error_last());
         rc = 0;
     } else {
-        uint64_t seed = m->o->seed + (uint64_t)m->index * 64;
+        uint64_t seed = m->o->seed + (uint64_t)m->sum->examined * 64; /* per commit */
         if (rc == 0) rc = observe(vt, "", SIDE_BEFORE, m->o->runs, seed, &c->obs);
         if (rc == 0) rc = observe(vt, c->reference, SIDE_AFTER, m->o->runs, seed + 32, &c->obs);
     }
@@ -426,7 +425,6 @@ static int walk(miner *m) {
         int64_t t = (int64_t)git_commit_time(c);
         if ((!m->o->until || t <= m->o->until) && (!m->o->since || t >= m->o->since)) {
             m->sum->examined++;
-            m->index++;
             rc = mine_commit(m, c);
         }
         git_commit_free(c);
