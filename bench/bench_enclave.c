@@ -60,6 +60,7 @@
  * --quick: 5 MB instead of 50 MB, fewer samples, 2 s of throughput.
  * Repositories go to $TMPDIR (or /tmp) and are removed afterwards. */
 #include "bench/bench.h"
+#include "core/fs.h"
 #include "core/error.h"
 #include "core/rng.h"
 #include "core/sys.h"
@@ -160,7 +161,7 @@ static int write_source_tree(const char *dir, double mb, uint64_t seed) {
         for (size_t i = 0; i < n; i++) buf[i] = (i % 80 == 79) ? '\n' : (char)('a' + rlvr_rng_next_below(&s, 26));
         int len = snprintf(path, sizeof path, "%s/src/p%02d/d%02d", dir, f / 250, f / 25 % 10);
         if (len < 0 || (size_t)len + 16 > sizeof path) rc = RLVR_FAIL(RLVR_EINVAL, "path too long under %s", dir);
-        if (rc == 0 && f % 25 == 0) rc = rlvr_fs_mkdirs(path, 0755);
+        if (rc == 0 && f % 25 == 0) rc = rlvr_mkdir_p(path, 0755);
         if (rc == 0) {
             snprintf(path + len, sizeof path - (size_t)len, "/f%03d.txt", f % 25);
             rc = rlvr_fs_write_file(path, buf, n);
@@ -174,7 +175,7 @@ static int write_source_tree(const char *dir, double mb, uint64_t seed) {
 /* A repository with README (what the bench patch edits) and, when mb > 0,
  * a source-shaped tree of `mb` megabytes; one commit. */
 static int make_repo(const char *dir, double mb, uint64_t seed, char commit_hex[41]) {
-    RLVR_TRY(rlvr_fs_mkdirs(dir, 0755));
+    RLVR_TRY(rlvr_mkdir_p(dir, 0755));
     char path[PATH_MAX];
     if (snprintf(path, sizeof path, "%s/README", dir) >= (int)sizeof path)
         return RLVR_FAIL(RLVR_EINVAL, "path too long: %s", dir);

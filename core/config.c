@@ -1,4 +1,5 @@
 #include "core/config.h"
+#include "core/hash.h"
 #include "core/error.h"
 
 #include <errno.h>
@@ -31,16 +32,6 @@ struct rlvr_config {
     const char *cursor;
     int line;
 };
-
-uint64_t rlvr_fnv1a64(const void *data, size_t n) {
-    const unsigned char *p = data;
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
 
 size_t rlvr_edit_distance(const char *a, const char *b) {
     size_t la = strlen(a), lb = strlen(b);

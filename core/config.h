@@ -170,7 +170,4 @@ int rlvr_config_error(const rlvr_config *cfg, const char *section, const char *k
 /* Levenshtein distance, exposed for "did you mean" elsewhere (CLI verbs). */
 size_t rlvr_edit_distance(const char *a, const char *b);
 
-/* 64-bit FNV-1a over bytes. */
-uint64_t rlvr_fnv1a64(const void *data, size_t n);
-
 #endif

@@ -1,4 +1,5 @@
 #include "enclave/fsutil.h"
+#include "core/hash.h"
 
 #include "core/config.h"
 #include "core/error.h"
@@ -296,16 +297,7 @@ int rlvr_fs_chown_tree(const char *path, uid_t uid, gid_t gid) {
 
 /* ---- hash --------------------------------------------------------------- */
 
-#define FNV_OFFSET 0xcbf29ce484222325ULL
-#define FNV_PRIME 0x100000001b3ULL
-
-static void fnv_update(uint64_t *h, const void *data, size_t n) {
-    const unsigned char *p = data;
-    for (size_t i = 0; i < n; i++) {
-        *h ^= p[i];
-        *h *= FNV_PRIME;
-    }
-}
+static void fnv_update(uint64_t *h, const void *data, size_t n) { *h = rlvr_fnv1a64_update(*h, data, n); }
 
 static int cmp_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
@@ -403,7 +395,7 @@ static int hash_at(int dir, const char *name, const char *rel, uint64_t *h, int 
 }
 
 int rlvr_fs_hash_tree(const char *path, uint64_t *out) {
-    uint64_t h = FNV_OFFSET;
+    uint64_t h = RLVR_FNV1A64_INIT;
     int rc = hash_at(AT_FDCWD, path, ".", &h, 0);
     if (rc < 0) return rlvr_error_wrap(rc, "hashing %s", path);
     *out = h;
@@ -480,15 +472,3 @@ void rlvr_fs_dirname(char *out, size_t cap, const char *path) {
     else snprintf(out, cap, "%.*s", (int)(slash - path), path);
 }
 
-int rlvr_fs_mkdirs(const char *path, mode_t mode) {
-    char buf[PATH_MAX];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) return RLVR_FAIL(RLVR_EINVAL, "path too long: %s", path);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = '\0';
-        if (mkdir(buf, mode) != 0 && errno != EEXIST) return rlvr_error_errno_at(__FILE__, __LINE__, "mkdir %s", buf);
-        *p = '/';
-    }
-    if (mkdir(buf, mode) != 0 && errno != EEXIST) return rlvr_error_errno_at(__FILE__, __LINE__, "mkdir %s", buf);
-    return 0;
-}

@@ -53,8 +53,6 @@ int rlvr_fs_read_file(const char *path, char **out, size_t *len);
  * `name` names it in messages. The descriptor stays open. */
 int rlvr_fs_read_fd(int fd, const char *name, char **out, size_t *len);
 
-/* mkdir -p with `mode` for the directories it creates. */
-int rlvr_fs_mkdirs(const char *path, mode_t mode);
 
 /* The directory part of `path` ("." when it has none) into out. */
 void rlvr_fs_dirname(char *out, size_t cap, const char *path);

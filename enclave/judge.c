@@ -1,6 +1,7 @@
 /* enclave/judge.c — building a task's judge programs in a throwaway enclave
  * and keeping them execute-only on the host. */
 #include "enclave/judge.h"
+#include "core/hash.h"
 
 #include "core/config.h"
 #include "core/error.h"

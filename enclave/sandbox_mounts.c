@@ -11,6 +11,7 @@
  * (the overlay's with its own stage, so the host's probe can fall back to
  * copies). */
 #include "enclave/fsutil.h"
+#include "core/fs.h"
 #include "enclave/sandbox_internal.h"
 
 #include "core/error.h"
@@ -54,7 +55,7 @@ static void bind_entry(int err_fd, const char *src, const char *dst) {
     char *slash = strrchr(parent, '/');
     if (slash && slash != parent) {
         *slash = '\0';
-        if (rlvr_fs_mkdirs(parent, 0755) != 0) rlvr_sb_fail(err_fd, RLVR_SANDBOX_STAGE_OTHER, "mkdir %s", parent);
+        if (rlvr_mkdir_p(parent, 0755) != 0) rlvr_sb_fail(err_fd, RLVR_SANDBOX_STAGE_OTHER, "mkdir %s", parent);
     }
     if (S_ISLNK(st.st_mode)) {
         char target[PATH_MAX];

@@ -1,6 +1,8 @@
 /* envs/check.c — checking tasks (distinguishability, quarantine) and the
  * validated-pool manifest. */
 #include "envs/check.h"
+#include "core/fs.h"
+#include "core/hash.h"
 
 #include "core/config.h"
 #include "core/error.h"
@@ -417,16 +419,13 @@ int rlvr_pool_manifest_write(const char *path, const rlvr_task_pool *pool, const
     json_decref(root);
     if (rc == 0 && !text) rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory writing a manifest");
     if (rc == 0) {
-        /* write beside, then rename: a reader never sees half a manifest */
-        char tmp[8192];
-        snprintf(tmp, sizeof tmp, "%s.tmp", path);
+        /* a reader never sees half a manifest */
         rlvr_text body = {0};
         rlvr_text_printf(&body, "%s\n", text);
         rc = gen_text_check(&body);
-        if (rc == 0) rc = gen_write_file(tmp, body.data, body.len);
+        if (rc == 0) rc = rlvr_write_file_atomic(path, body.data, body.len);
+        if (rc < 0) rc = rlvr_error_wrap(rc, "writing manifest %s", path);
         rlvr_text_free(&body);
-        if (rc == 0 && rename(tmp, path) != 0)
-            rc = rlvr_error_set(RLVR_EIO, "cannot write manifest %s: %s", path, strerror(errno));
     }
     free(text);
     return rc;

@@ -1,6 +1,8 @@
 /* envs/gen.c — family dispatch, options, and helpers shared by the
  * generators. */
 #include "envs/gen.h"
+#include "core/fs.h"
+#include "core/hash.h"
 
 #include "core/config.h"
 #include "core/error.h"
@@ -45,29 +47,13 @@ bool gen_bucket_allows(const char *signature, rlvr_split split) {
 
 /* ---- files ------------------------------------------------------------------ */
 
-int gen_mkdirs(const char *path) {
-    char p[4096];
-    if (snprintf(p, sizeof p, "%s", path) >= (int)sizeof p)
-        return rlvr_error_set(RLVR_EINVAL, "path too long: %s", path);
-    for (char *c = p + 1; *c; c++) {
-        if (*c != '/') continue;
-        *c = '\0';
-        if (mkdir(p, 0755) != 0 && errno != EEXIST)
-            return rlvr_error_set(RLVR_EIO, "cannot create directory %s: %s", p, strerror(errno));
-        *c = '/';
-    }
-    if (mkdir(p, 0755) != 0 && errno != EEXIST)
-        return rlvr_error_set(RLVR_EIO, "cannot create directory %s: %s", p, strerror(errno));
-    return 0;
-}
-
 int gen_write_file(const char *path, const char *text, size_t len) {
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
     if (slash && slash != dir) {
         *slash = '\0';
-        RLVR_TRY(gen_mkdirs(dir));
+        RLVR_TRY(rlvr_mkdir_p(dir, 0755));
     }
     FILE *f = fopen(path, "wb");
     if (!f) return rlvr_error_set(RLVR_EIO, "cannot write %s: %s", path, strerror(errno));
@@ -193,7 +179,7 @@ int rlvr_task_gen_one(rlvr_task **out, const rlvr_task_gen_options *opts, int64_
 int rlvr_task_gen(const rlvr_task_gen_options *opts, const char *out_dir, size_t *n_written) {
     if (n_written) *n_written = 0;
     RLVR_TRY(check_options(opts));
-    RLVR_TRY(gen_mkdirs(out_dir));
+    RLVR_TRY(rlvr_mkdir_p(out_dir, 0755));
     for (int64_t i = opts->first; i < opts->first + opts->count; i++) {
         char id[64], path[4096];
         rlvr_task_gen_id(id, sizeof id, opts, i);

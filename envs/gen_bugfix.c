@@ -2,6 +2,7 @@
  * a unit catalog with one planted bug, the test plan, and the hidden judge
  * (see gen_bugfix.h). */
 #include "envs/gen_bugfix.h"
+#include "core/hash.h"
 
 #include "core/config.h"
 #include "core/error.h"

@@ -29,8 +29,6 @@ bool gen_bucket_allows(const char *signature, rlvr_split split);
 /* The bugfix compiler of these options ("cc" when none is set). */
 const char *gen_compiler(const rlvr_task_gen_options *opts);
 
-/* mkdir -p */
-int gen_mkdirs(const char *path);
 /* Writes a whole file, creating its parent directories. */
 int gen_write_file(const char *path, const char *text, size_t len);
 /* RLVR_EIO when `path` exists: generators never overwrite. */

@@ -1,5 +1,6 @@
 /* envs/history.c — libgit2 pieces of the task sources (envs/history.h). */
 #include "envs/history.h"
+#include "core/fs.h"
 
 #include "core/error.h"
 #include "core/text.h"
@@ -269,7 +270,7 @@ static int write_blob(git_repository *repo, const git_tree_entry *e, const char 
     if (g < 0) return git_error_at(g, "reading a file", repo_name(repo));
     char dir[4096];
     rlvr_fs_dirname(dir, sizeof dir, dest);
-    int rc = rlvr_fs_mkdirs(dir, 0755);
+    int rc = rlvr_mkdir_p(dir, 0755);
     if (rc == 0) rc = rlvr_fs_write_file(dest, git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob));
     if (rc == 0 && git_tree_entry_filemode(e) == GIT_FILEMODE_BLOB_EXECUTABLE && chmod(dest, 0755) != 0)
         rc = rlvr_error_set(RLVR_EIO, "chmod %s: %s", dest, strerror(errno));

@@ -18,6 +18,7 @@
  * .harbor/tests and those two absolute paths are rewritten in them
  * (docs/TASKS.md "Harbor tasks"). */
 #include "envs/sources_internal.h"
+#include "core/fs.h"
 
 #include "core/error.h"
 #include "core/sys.h"
@@ -268,7 +269,7 @@ static int copy_file(const char *from, const char *to, bool rewrite) {
     RLVR_TRY(rlvr_fs_read_file(from, &data, &len));
     char dir[4400];
     rlvr_fs_dirname(dir, sizeof dir, to);
-    int rc = rlvr_fs_mkdirs(dir, 0755);
+    int rc = rlvr_mkdir_p(dir, 0755);
     rlvr_text out = {0};
     bool text = !memchr(data, '\0', len);
     for (size_t i = 0; rc == 0 && i < len;) {
@@ -333,7 +334,7 @@ static int read_text(const char *path, char **out) {
 /* The initial tree: the files the Dockerfile copies into its working
  * directory, as one commit. */
 static int make_repository(harbor_task *t) {
-    RLVR_TRY(rlvr_fs_mkdirs(t->repo_abs, 0755));
+    RLVR_TRY(rlvr_mkdir_p(t->repo_abs, 0755));
     for (size_t i = 0; i < t->docker.copies.n; i++) {
         char src[4400], rel[2048], dst[8800];
         char *pair = t->docker.copies.items[i], *tab = strchr(pair, '\t');

@@ -9,6 +9,7 @@
  * passes in every run after is FAIL_TO_PASS. What the policy sees is the
  * commit message and the repository as it was, scrubbed of its future. */
 #include "envs/history.h"
+#include "core/fs.h"
 #include "envs/sources_internal.h"
 
 #include "core/error.h"
@@ -273,12 +274,12 @@ static int prepare_candidate(miner *m, candidate *c, const git_commit *parent, c
     if (rc == 0) rc = rlvr_history_diff(m->repo, before, after, parts->code.items, parts->code.n, &c->reference);
     if (rc == 0) rc = rlvr_history_message(commit, &c->message);
     if (rc == 0) rc = rlvr_history_tree_paths(m->repo, before, is_test_path, (void *)m->facts, &c->public_files);
-    if (rc == 0) rc = rlvr_fs_mkdirs(c->hidden_dir, 0755);
+    if (rc == 0) rc = rlvr_mkdir_p(c->hidden_dir, 0755);
     if (rc == 0) rc = rlvr_history_write_files(m->repo, after, c->inputs.items, c->inputs.n, c->hidden_dir);
     /* expected results: every expected file of the fix's tree, kept apart */
     if (rc == 0 && m->facts->expected.n)
         rc = rlvr_history_tree_paths(m->repo, after, is_expected_path, (void *)m->facts, &c->expected);
-    if (rc == 0 && c->expected.n) rc = rlvr_fs_mkdirs(c->expected_dir, 0755);
+    if (rc == 0 && c->expected.n) rc = rlvr_mkdir_p(c->expected_dir, 0755);
     if (rc == 0) rc = rlvr_history_write_files(m->repo, after, c->expected.items, c->expected.n, c->expected_dir);
     git_tree_free(before);
     git_tree_free(after);

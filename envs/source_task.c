@@ -1,6 +1,7 @@
 /* envs/source_task.c — the spec a task source writes, test results over
  * several enclave runs, and the report file (envs/sources_internal.h). */
 #include "envs/sources_internal.h"
+#include "core/fs.h"
 
 #include "core/error.h"
 #include "enclave/fsutil.h"
@@ -215,7 +216,7 @@ int source_pool_open(const char *out_dir, char *out_abs, size_t cap) {
     for (size_t i = 0; i < sizeof subs / sizeof *subs; i++) {
         char path[4200];
         snprintf(path, sizeof path, "%s%s", out_dir, subs[i]);
-        RLVR_TRY(rlvr_fs_mkdirs(path, 0755));
+        RLVR_TRY(rlvr_mkdir_p(path, 0755));
     }
     char *abs = realpath(out_dir, NULL);
     if (!abs) return rlvr_error_set(RLVR_EIO, "%s: %s", out_dir, strerror(errno));

@@ -2,6 +2,7 @@
  * harness, verification with the per-task cache, per-task counts. The
  * aggregates live in eval/summary.c. */
 #include "eval/eval.h"
+#include "core/hash.h"
 
 #include "core/error.h"
 #include "core/log.h"

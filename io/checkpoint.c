@@ -29,7 +29,7 @@ int rlvr_checkpoint_begin(rlvr_checkpoint_writer **out, const char *dir, const r
     if (opt->step < 0 || opt->compression < 0 || opt->compression > 9)
         return RLVR_FAIL(RLVR_EINVAL, "checkpoint options: step %lld must be >= 0 and compression %d in 0..9",
                          (long long)opt->step, opt->compression);
-    RLVR_TRY(rlvr_mkdir_p(dir));
+    RLVR_TRY(rlvr_mkdir_p(dir, 0777));
     rlvr_checkpoint_writer *w = calloc(1, sizeof *w);
     if (!w) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
     w->file = H5I_INVALID_HID;
@@ -222,7 +222,7 @@ int rlvr_checkpoint_commit(rlvr_checkpoint_writer *w, char *path_out, size_t cap
     char latest[4200], name[64];
     snprintf(latest, sizeof latest, "%s/latest", w->dir);
     snprintf(name, sizeof name, "step_%08lld.h5\n", (long long)w->opt.step);
-    if ((rc = rlvr_write_file_atomic(latest, name)) < 0) goto done;
+    if ((rc = rlvr_write_text_atomic(latest, name)) < 0) goto done;
     rc = apply_retention(w->dir, w->opt.keep_last, w->opt.step);
 done:
     if (rc == 0 && path_out) snprintf(path_out, cap, "%s", w->path);
@@ -269,7 +269,7 @@ int rlvr_checkpoint_mark(const char *dir, int64_t step) {
     RLVR_TRY(rlvr_checkpoint_path(path, sizeof path, dir, step));
     if (!file_exists(path)) return rlvr_error_set(RLVR_ENOTFOUND, "cannot mark %s: no such checkpoint", path);
     snprintf(keep, sizeof keep, "%s.keep", path);
-    return rlvr_write_file_atomic(keep, "kept by rlvr_checkpoint_mark\n");
+    return rlvr_write_text_atomic(keep, "kept by rlvr_checkpoint_mark\n");
 }
 
 int rlvr_checkpoint_list(const char *dir, int64_t *steps, size_t cap, size_t *n) {

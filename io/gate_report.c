@@ -175,7 +175,7 @@ int rlvr_gate_write_promoted(const char *run_dir, const char *checkpoint) {
     if ((size_t)snprintf(path, sizeof path, "%s/promoted", run_dir) >= sizeof path ||
         (size_t)snprintf(line, sizeof line, "%s\n", checkpoint) >= sizeof line)
         return RLVR_FAIL(RLVR_EINVAL, "path too long: %s/promoted", run_dir);
-    int rc = rlvr_write_file_atomic(path, line);
+    int rc = rlvr_write_text_atomic(path, line);
     return rc < 0 ? rlvr_error_wrap(rc, "promoting %s in %s", checkpoint, run_dir) : 0;
 }
 

@@ -1,5 +1,6 @@
 /* io/h5util.c — HDF5 plumbing shared by the io/ files. */
 #include "io/h5util.h"
+#include "core/fs.h"
 #include "core/error.h"
 #include "io/chunks.h"
 
@@ -817,46 +818,6 @@ int rlvr_h5_visit_datasets(hid_t loc, rlvr_h5_dataset_fn fn, void *user) {
 
 /* ---- POSIX helpers ------------------------------------------------------- */
 
-int rlvr_fsync_path(const char *path) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return rlvr_error_errno_at(__FILE__, __LINE__, "opening %s to fsync", path);
-    int rc = 0;
-    if (fsync(fd) != 0) rc = rlvr_error_errno_at(__FILE__, __LINE__, "fsync %s", path);
-    close(fd);
-    return rc;
-}
-
-int rlvr_fsync_parent_dir(const char *path) {
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (!slash) snprintf(dir, sizeof dir, ".");
-    else if (slash == dir) dir[1] = '\0';
-    else *slash = '\0';
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return rlvr_error_errno_at(__FILE__, __LINE__, "opening directory %s to fsync", dir);
-    int rc = 0;
-    if (fsync(fd) != 0) rc = rlvr_error_errno_at(__FILE__, __LINE__, "fsync directory %s", dir);
-    close(fd);
-    return rc;
-}
-
-int rlvr_mkdir_p(const char *path) {
-    char buf[4096];
-    int n = snprintf(buf, sizeof buf, "%s", path);
-    if (n <= 0 || (size_t)n >= sizeof buf) return RLVR_FAIL(RLVR_EINVAL, "path too long: %s", path);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = '\0';
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-            return rlvr_error_errno_at(__FILE__, __LINE__, "creating directory %s", buf);
-        *p = '/';
-    }
-    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-        return rlvr_error_errno_at(__FILE__, __LINE__, "creating directory %s", buf);
-    return 0;
-}
-
 int rlvr_h5_write_atomic(const char *path, const char *what, rlvr_h5_fill_fn fill, const void *arg) {
     char part[4200];
     if ((size_t)snprintf(part, sizeof part, "%s.part", path) >= sizeof part)
@@ -875,39 +836,6 @@ int rlvr_h5_write_atomic(const char *path, const char *what, rlvr_h5_fill_fn fil
         return rlvr_error_wrap(rc, "writing %s %s", what, path);
     }
     return 0;
-}
-
-int rlvr_write_file_atomic(const char *path, const char *text) {
-    char tmp[4096];
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.part", path) >= sizeof tmp)
-        return RLVR_FAIL(RLVR_EINVAL, "path too long: %s", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    if (fd < 0) return rlvr_error_errno_at(__FILE__, __LINE__, "creating %s", tmp);
-    size_t len = strlen(text), done = 0;
-    while (done < len) {
-        ssize_t k = write(fd, text + done, len - done);
-        if (k < 0 && errno == EINTR) continue;
-        if (k < 0) {
-            int rc = rlvr_error_errno_at(__FILE__, __LINE__, "writing %s", tmp);
-            close(fd);
-            unlink(tmp);
-            return rc;
-        }
-        done += (size_t)k;
-    }
-    if (fsync(fd) != 0) {
-        int rc = rlvr_error_errno_at(__FILE__, __LINE__, "fsync %s", tmp);
-        close(fd);
-        unlink(tmp);
-        return rc;
-    }
-    close(fd);
-    if (rename(tmp, path) != 0) {
-        int rc = rlvr_error_errno_at(__FILE__, __LINE__, "renaming %s to %s", tmp, path);
-        unlink(tmp);
-        return rc;
-    }
-    return rlvr_fsync_parent_dir(path);
 }
 
 void rlvr_utc_now(char *buf, size_t cap) {

@@ -11,6 +11,7 @@
 #ifndef RLVR_IO_H5UTIL_H
 #define RLVR_IO_H5UTIL_H
 
+#include "core/fs.h"
 #include "io/file.h"
 
 #include <hdf5.h>
@@ -175,14 +176,7 @@ int rlvr_h5_visit_datasets(hid_t loc, rlvr_h5_dataset_fn fn, void *user);
 
 /* ---- small POSIX helpers for atomic files ------------------------------ */
 
-/* fsync a file by path. */
-int rlvr_fsync_path(const char *path);
-/* fsync the directory containing `path`. */
-int rlvr_fsync_parent_dir(const char *path);
-/* mkdir -p. */
-int rlvr_mkdir_p(const char *path);
-/* Writes `text` to path atomically: path.part, fsync, rename, fsync dir. */
-int rlvr_write_file_atomic(const char *path, const char *text);
+/* (mkdir -p, atomic text files and fsyncs are core/fs.h's) */
 
 /* Writes a new HDF5 file atomically: creates path.part (HDF5 1.8 format),
  * lets `fill` write its contents, closes it, fsyncs, renames it over `path`

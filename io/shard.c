@@ -149,7 +149,7 @@ int rlvr_shard_create(rlvr_shard_writer **out, const char *dir, int64_t step, in
                          opt->compression, (long long)opt->chunk_tokens);
     if (step < 0 || rank < 0)
         return RLVR_FAIL(RLVR_EINVAL, "shard step %lld and rank %d must be >= 0", (long long)step, rank);
-    RLVR_TRY(rlvr_mkdir_p(dir));
+    RLVR_TRY(rlvr_mkdir_p(dir, 0777));
     rlvr_shard_writer *w = calloc(1, sizeof *w);
     if (!w) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
     w->file = H5I_INVALID_HID;

@@ -5,6 +5,7 @@
  * with --promote RUNDIR, marks a passing candidate in RUNDIR/promoted.
  * Exit 0: promote; 1: reject; 2: usage, configuration or I/O error. */
 #include "core/config.h"
+#include "core/fs.h"
 #include "core/error.h"
 #include "envs/config.h"
 #include "eval/gate.h"
@@ -371,7 +372,7 @@ static int write_reports(const gate_state *st, const char *prefix) {
 static int run_report_prefix(char *out, size_t cap, const char *run_dir, const char *candidate) {
     char dir[PATH_MAX];
     RLVR_TRY(rlvr_run_path(dir, sizeof dir, run_dir, "gate"));
-    RLVR_TRY(rlvr_run_mkdirs(dir));
+    RLVR_TRY(rlvr_mkdir_p(dir, 0755));
     const char *base = strrchr(candidate, '/');
     base = base ? base + 1 : candidate;
     size_t len = strlen(base);

@@ -12,6 +12,7 @@
  * reproducible from its directory;
  * rerunning the command resumes whatever stage was interrupted. */
 #include "core/error.h"
+#include "core/fs.h"
 #include "core/sys.h"
 #include "eval/eval.h"
 #include "io/checkpoint.h"
@@ -174,7 +175,7 @@ static int summarize(const rlvr_run *r, const rlvr_eval_result *sft, const rlvr_
 static int quickstart(const char *out_dir, const char *config) {
     double t0 = rlvr_now();
     char cfg_path[RLVR_IO_PATH_CAP];
-    RLVR_TRY(rlvr_run_mkdirs(out_dir));
+    RLVR_TRY(rlvr_mkdir_p(out_dir, 0755));
     RLVR_TRY(rlvr_run_path(cfg_path, sizeof cfg_path, out_dir, "quickstart.ini"));
     RLVR_TRY(write_config(cfg_path, config));
     rlvr_run r;

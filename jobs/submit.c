@@ -8,6 +8,7 @@
  * the chain at its successor with a `.blocked` note instead of a dependency
  * that can never be satisfied again (afterok's semantics). */
 #include "core/config.h"
+#include "core/fs.h"
 #include "core/error.h"
 #include "io/checkpoint.h"
 #include "io/h5util.h"
@@ -342,13 +343,13 @@ static int copy_config(submit_ctx *c) {
         fprintf(stderr, "submit: note: %s replaced: it differed from %s\n", c->config_copy, c->config_path);
     rlvr_error_clear();
     free(old);
-    int rc = rlvr_write_file_atomic(c->config_copy, text);
+    int rc = rlvr_write_text_atomic(c->config_copy, text);
     free(text);
     return rc;
 }
 
 static int setup_dirs(submit_ctx *c) {
-    RLVR_TRY(rlvr_run_mkdirs(c->run.io.run_dir));
+    RLVR_TRY(rlvr_mkdir_p(c->run.io.run_dir, 0755));
     if (!realpath(c->run.io.run_dir, c->run_dir))
         return RLVR_FAIL(RLVR_EIO, "cannot resolve %s: %s", c->run.io.run_dir, strerror(errno));
     if (!getcwd(c->cwd, sizeof c->cwd)) return RLVR_FAIL(RLVR_ESYS, "getcwd: %s", strerror(errno));
@@ -362,9 +363,9 @@ static int setup_dirs(submit_ctx *c) {
     snprintf(c->chain_dir, sizeof c->chain_dir, "%s/chain", c->run_dir);
     char dir[PATH_MAX + 32];
     snprintf(dir, sizeof dir, "%s/logs", c->chain_dir);
-    RLVR_TRY(rlvr_run_mkdirs(dir));
+    RLVR_TRY(rlvr_mkdir_p(dir, 0755));
     snprintf(dir, sizeof dir, "%s/slurm", c->run_dir);
-    RLVR_TRY(rlvr_run_mkdirs(dir));
+    RLVR_TRY(rlvr_mkdir_p(dir, 0755));
     const char *pool = c->run.tasks.pool;
     if (pool && pool[0]) {
         if (!realpath(pool, c->pool)) snprintf(c->pool, sizeof c->pool, "%s", pool);
@@ -529,7 +530,7 @@ static int write_jobs_tsv(const submit_ctx *c) {
     }
     char path[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/jobs.tsv", c->chain_dir);
-    int rc = rlvr_write_file_atomic(path, text);
+    int rc = rlvr_write_text_atomic(path, text);
     free(text);
     return rc;
 }
@@ -545,7 +546,7 @@ static int submit_part(submit_ctx *c, part *p, const char *lib) {
     char *script = NULL;
     RLVR_TRY(render_part(c, p, lib, &script));
     snprintf(p->script, sizeof p->script, "%s/slurm/%s.sbatch", c->run_dir, p->name);
-    int rc = rlvr_write_file_atomic(p->script, script);
+    int rc = rlvr_write_text_atomic(p->script, script);
     free(script);
     RLVR_TRY(rc);
     if (chmod(p->script, 0755) != 0) return RLVR_FAIL(RLVR_EIO, "chmod %s: %s", p->script, strerror(errno));

@@ -14,6 +14,7 @@
  * the merged shards are exactly one `rlvr eval` of the whole split: the same
  * counts in the same order, hence the same bootstrap intervals. */
 #include "core/error.h"
+#include "core/hash.h"
 #include "eval/eval.h"
 #include "io/checkpoint.h"
 #include "io/evalstore.h"
@@ -99,7 +100,7 @@ static int plan_write(const sweep_plan *p, const char *dir) {
     if (!text) return RLVR_FAIL(RLVR_ENOMEM, "out of memory writing the sweep plan");
     char path[PATH_MAX + 32];
     path_in(path, sizeof path, dir, "sweep.json");
-    int rc = rlvr_write_file_atomic(path, text);
+    int rc = rlvr_write_text_atomic(path, text);
     free(text);
     return rc;
 }
@@ -410,7 +411,7 @@ static int run_cell(cell_runner *c, size_t cell) {
     char dir[PATH_MAX + 16], path[PATH_MAX + 64];
     snprintf(dir, sizeof dir, "%s/cells", c->dir);
     cell_path(path, sizeof path, c->dir, p, cell);
-    int rc = rlvr_mkdir_p(dir);
+    int rc = rlvr_mkdir_p(dir, 0777);
     if (rc == 0) rc = rlvr_evalstore_write(path, r, &l);
     if (rc == 0)
         fprintf(stderr, "sweep: cell %zu done: pass@1 %.3f on %zu tasks -> %s\n", cell,
@@ -531,7 +532,7 @@ static int write_csv(const sweep_table *t, const char *dir) {
     }
     char path[PATH_MAX + 32];
     path_in(path, sizeof path, dir, "sweep.csv");
-    int rc = rlvr_write_file_atomic(path, text);
+    int rc = rlvr_write_text_atomic(path, text);
     free(text);
     return rc;
 }
@@ -605,8 +606,7 @@ static bool array_spec(char *buf, size_t cap, const size_t *cells, size_t n, int
 
 /* A name the sweep's jobs share and other sweeps' do not: its directory's hash. */
 static void job_name(char *buf, size_t cap, const char *dir, const char *what) {
-    uint64_t h = 1469598103934665603ull;
-    for (const char *s = dir; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    uint64_t h = rlvr_fnv1a64(dir, strlen(dir));
     snprintf(buf, cap, "rlvr-sweep-%08llx-%s", (unsigned long long)(h & 0xffffffffu), what);
 }
 
@@ -622,7 +622,7 @@ static int render_script(const char *tmpl, const char *path, const char *dir, co
     const char *keys[] = {"RLVR", "SWEEP", "JOB_NAME", "CPUS"};
     const char *values[] = {q_exe, q_dir, name, cpus_s};
     if (rc == 0) rc = rlvr_sbatch_render(tmpl, keys, values, 4, &text);
-    if (rc == 0) rc = rlvr_write_file_atomic(path, text);
+    if (rc == 0) rc = rlvr_write_text_atomic(path, text);
     if (rc == 0 && chmod(path, 0755) != 0) rc = rlvr_error_set(RLVR_EIO, "chmod %s: %s", path, strerror(errno));
     free(text);
     free(q_exe);
@@ -643,8 +643,8 @@ static int submit(const sweep_plan *p, const sweep_args *a, const char *dir, con
     char slurm_dir[PATH_MAX + 16], logs[PATH_MAX + 16];
     snprintf(slurm_dir, sizeof slurm_dir, "%s/slurm", dir);
     snprintf(logs, sizeof logs, "%s/logs", dir);
-    RLVR_TRY(rlvr_mkdir_p(slurm_dir));
-    RLVR_TRY(rlvr_mkdir_p(logs));
+    RLVR_TRY(rlvr_mkdir_p(slurm_dir, 0777));
+    RLVR_TRY(rlvr_mkdir_p(logs, 0777));
     char cell_script[PATH_MAX + 48], agg_script[PATH_MAX + 48], name[64], array_id[64] = "", agg_id[64];
     char arg_output[PATH_MAX + 64], arg_array[8192], arg_dep[96];
     snprintf(cell_script, sizeof cell_script, "%s/sweep-cell.sbatch", slurm_dir);
@@ -791,7 +791,7 @@ static int sweep_main(const sweep_args *a) {
         char out[PATH_MAX];
         if (a->out) snprintf(out, sizeof out, "%s", a->out);
         else default_out(out, sizeof out, p.ckpts[0].path);
-        rc = rlvr_mkdir_p(out);
+        rc = rlvr_mkdir_p(out, 0777);
         if (rc == 0 && !realpath(out, dir)) rc = rlvr_error_set(RLVR_EIO, "--out %s: %s", out, strerror(errno));
     }
     if (rc == 0) rc = plan_write(&p, dir);

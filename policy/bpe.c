@@ -1,5 +1,6 @@
 /* policy/bpe.c — pieces and merge learning for the BPE tokenizer (policy/bpe.h). */
 #include "policy/bpe.h"
+#include "core/hash.h"
 
 #include "core/error.h"
 
@@ -69,8 +70,7 @@ struct rlvr_bpe_trainer {
 };
 
 static uint64_t piece_hash(const char *p, size_t n) {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a 64 */
-    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 1099511628211ull;
+    uint64_t h = rlvr_fnv1a64(p, n);
     return h ? h : 1;
 }
 

@@ -23,6 +23,7 @@
  * mapped string mapped back (a string with a character outside the map
  * decodes to its own UTF-8, as tokenizers' ByteLevel decoder does). */
 #include "policy/hf_tokenizer.h"
+#include "core/hash.h"
 
 #include "core/error.h"
 
@@ -153,15 +154,9 @@ static void sink_put(sink_t *s, int32_t id) {
 
 /* ---- hashing ----------------------------------------------------------------------------- */
 
-static uint64_t fnv1a(const char *s, size_t n) {
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-    return h;
-}
-
 /* Slot of string s in the vocabulary hash: its entry's, or the empty one it would take. */
 static size_t vocab_slot(const rlvr_hf_tokenizer *h, const char *s, size_t n) {
-    size_t i = (size_t)fnv1a(s, n) & (h->vcap - 1);
+    size_t i = (size_t)rlvr_fnv1a64(s, n) & (h->vcap - 1);
     for (;; i = (i + 1) & (h->vcap - 1)) {
         int32_t e = h->vslot[i];
         if (e < 0 || (h->vlen[e] == n && memcmp(h->vstr + h->voff[e], s, n) == 0)) return i;

@@ -10,6 +10,7 @@
  * AdamW, and the replicas' weight hashes are compared. At start the
  * leader's weights, AdamW moments and KL reference are broadcast. */
 #include "core/error.h"
+#include "core/hash.h"
 #include "mpi/check.h"
 #include "mpi/reduce.h"
 #include "train/dist_internal.h"
@@ -252,19 +253,12 @@ static int dp_reduce(void *ctx, rlvr_model *model, step_stats *s) {
     return 0;
 }
 
-static uint64_t fnv1a(const void *data, size_t len) {
-    const unsigned char *p = data;
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < len; i++) h = (h ^ p[i]) * 1099511628211ull;
-    return h;
-}
-
 /* rlvr_trainer_dp.check: every replica's weights hash to the leader's (cheap
  * next to the step: one pass over the parameters). */
 static int dp_check(void *ctx, rlvr_model *model, int64_t step) {
     rlvr_dist_dp *ps = ctx;
     dist *d = ps->d;
-    uint64_t mine = fnv1a(rlvr_model_params_read(model), rlvr_model_num_params(model) * sizeof(float));
+    uint64_t mine = rlvr_fnv1a64(rlvr_model_params_read(model), rlvr_model_num_params(model) * sizeof(float));
     uint64_t *all = malloc((size_t)d->roles.role_size * sizeof *all);
     if (!all) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
     int rc = MPI_Allgather(&mine, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, d->roles.role_comm);

@@ -1,6 +1,7 @@
 /* train/run.c — configuration, run directory, pool, model and signals shared
  * by the training runtime (train/run.h). */
 #include "train/run.h"
+#include "core/fs.h"
 
 #include "core/error.h"
 #include "core/log.h"
@@ -299,7 +300,7 @@ static int generate_into(rlvr_run *r, const char *dir, const rlvr_task_gen_optio
     char cmd[2 * sizeof part];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", part);
     if (exists(part) && system(cmd) != 0) return RLVR_FAIL(RLVR_EIO, "cannot remove stale %s", part);
-    RLVR_TRY(rlvr_run_mkdirs(r->io.run_dir));
+    RLVR_TRY(rlvr_mkdir_p(r->io.run_dir, 0755));
     for (int i = 0; i < n; i++) {
         const rlvr_task_gen_options *g = &ranges[i];
         if (g->count == 0) continue;
@@ -356,7 +357,7 @@ int rlvr_run_demo_tasks(rlvr_run *r, rlvr_task_pool **out) {
     if (r->sft.pool_demos) g.first += g.count;
     g.count = r->sft.extra_demos;
     if (!exists(dir)) {
-        RLVR_TRY(rlvr_run_mkdirs(sft));
+        RLVR_TRY(rlvr_mkdir_p(sft, 0755));
         RLVR_TRY(generate_into(r, dir, &g, 1));
     }
     RLVR_TRY(rlvr_task_pool_load(out, dir));
@@ -477,11 +478,9 @@ static int write_tokenizer_file(const char *path, const rlvr_tokenizer *tok) {
     json_t *o = merges ? json_pack("{s:s, s:s, s:s, s:o}", "format", TOKENIZER_FORMAT, "kind", "bpe", "pieces",
                                    RLVR_BPE_PIECES, "merges", merges)
                        : NULL;
-    char part[RLVR_IO_PATH_CAP + 8];
-    snprintf(part, sizeof part, "%s.part", path);
-    int rc = o ? 0 : RLVR_FAIL(RLVR_ENOMEM, "out of memory");
-    if (rc == 0 && json_dump_file(o, part, JSON_COMPACT) != 0) rc = RLVR_FAIL(RLVR_EIO, "cannot write %s", part);
-    if (rc == 0 && rename(part, path) != 0) rc = RLVR_FAIL(RLVR_EIO, "cannot rename %s: %s", part, strerror(errno));
+    char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    int rc = text ? rlvr_write_text_atomic(path, text) : RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    free(text);
     json_decref(o);
     return rc;
 }
@@ -613,21 +612,6 @@ double rlvr_run_unix_time(void) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-int rlvr_run_mkdirs(const char *dir) {
-    char path[RLVR_IO_PATH_CAP];
-    int n = snprintf(path, sizeof path, "%s", dir);
-    if (n < 0 || n >= (int)sizeof path) return RLVR_FAIL(RLVR_ELIMIT, "path too long: %s", dir);
-    for (char *p = path + 1;; p++) {
-        char c = *p;
-        if (c != '/' && c != 0) continue;
-        *p = 0;
-        if (mkdir(path, 0755) < 0 && errno != EEXIST)
-            return RLVR_FAIL(RLVR_EIO, "cannot create directory %s: %s", path, strerror(errno));
-        *p = c;
-        if (!c) return 0;
-    }
 }
 
 /* ---- the run manifest ------------------------------------------------------------------ */

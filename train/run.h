@@ -153,8 +153,6 @@ typedef struct {
 void rlvr_run_install_signals(void);
 extern volatile sig_atomic_t rlvr_run_stop_flag;
 
-/* mkdir -p. */
-int rlvr_run_mkdirs(const char *dir);
 
 /* "<dir>/<leaf>" into out (RLVR_ELIMIT when too long). */
 int rlvr_run_path(char *out, size_t cap, const char *dir, const char *leaf);

@@ -16,6 +16,7 @@
  * end, and on SIGTERM/SIGINT/SIGUSR1/SIGUSR2, after which the job returns
  * "stopped"), <run>/sft/metrics.h5 (loss, grad norm, lr, tokens/s). */
 #include "core/error.h"
+#include "core/fs.h"
 #include "core/log.h"
 #include "core/rng.h"
 #include "core/sys.h"
@@ -356,7 +357,7 @@ int rlvr_sft_run(rlvr_run *r, bool resume, char *final_checkpoint, size_t cap) {
     if (rc == 1) rc = 0, done = true; /* a signal while rendering: no step runs, nothing new is saved */
     if (rc == 0 && !done)
         rc = (st.perm = calloc((size_t)st.n_demos, sizeof *st.perm)) ? 0 : RLVR_FAIL(RLVR_ENOMEM, "out of memory");
-    if (rc == 0) rc = rlvr_run_mkdirs(st.io.run_dir);
+    if (rc == 0) rc = rlvr_mkdir_p(st.io.run_dir, 0755);
     rlvr_manifest *manifest = NULL;
     static const int one_process[3] = {1, 0, 0}; /* SFT runs in one process */
     if (rc == 0) rc = rlvr_run_manifest_begin(r, st.io.manifest_path, one_process, NULL, 0, &manifest);

@@ -33,6 +33,8 @@
  * AdamW moments, the difficulty tracker and the entropy controller).
  * Infrastructure failures are counted and excluded from the loss. */
 #include "core/error.h"
+#include "core/hash.h"
+#include "core/fs.h"
 #include "core/log.h"
 #include "core/sys.h"
 #include "io/checkpoint.h"
@@ -797,11 +799,7 @@ static int init_path(const rlvr_run *r, char *path, size_t cap) {
 }
 
 static uint64_t params_hash(const rlvr_model *m) {
-    const unsigned char *p = (const unsigned char *)rlvr_model_params_read(m);
-    size_t len = rlvr_model_num_params(m) * sizeof(float);
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < len; i++) h = (h ^ p[i]) * 1099511628211ull;
-    return h;
+    return rlvr_fnv1a64(rlvr_model_params_read(m), rlvr_model_num_params(m) * sizeof(float));
 }
 
 /* The KL reference: [train] init (its latest SFT checkpoint for "sft"; the
@@ -871,7 +869,7 @@ int rlvr_trainer_new(rlvr_trainer **out, rlvr_run *r, bool resume) {
     RLVR_TRY(rlvr_run_require_tokenizer(r));
     if (r->rl.grpo.objective.kl_beta > 0) RLVR_TRY(load_reference(t, rc == 0 ? latest : NULL));
     RLVR_TRY(rlvr_sampler_new(&t->sampler, t->model, &r->sampler));
-    RLVR_TRY(rlvr_run_mkdirs(r->io.run_dir));
+    RLVR_TRY(rlvr_mkdir_p(r->io.run_dir, 0755));
     RLVR_TRY(rlvr_metrics_open(&t->metrics, r->io.metrics_path, t->step > 0 ? t->step : -1));
     return 0;
 }

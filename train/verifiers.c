@@ -1,5 +1,6 @@
 /* train/verifiers.c — verification with a per-task verdict cache (train/verifiers.h). */
 #include "train/verifiers.h"
+#include "core/hash.h"
 
 #include "core/error.h"
 #include "core/log.h"

@@ -1,6 +1,7 @@
 /* INI configuration: typed getters and defaults, and every refusal names
  * file, line, key and a "did you mean". */
 #include "core/config.h"
+#include "core/hash.h"
 #include "core/log.h"
 #include "test.h"
 

@@ -23,6 +23,8 @@
 #include <ctype.h>
 #include <limits.h>
 
+#include "core/hash.h"
+
 #define FP_LINE 8192
 
 /* One field: the value's non-printable bytes escaped, so that each field
@@ -126,11 +128,13 @@ static void dump_file(const char *path, const char *prefix, const char *rel, int
         if (n + 1 < FP_LINE && !feof(f) && (n == 0 || line[n - 1] != '\n')) {
             /* a NUL inside: binary */
             rewind(f);
-            unsigned long long h = 1469598103934665603ull, size = 0;
-            int c;
-            while ((c = fgetc(f)) != EOF) h = (h ^ (unsigned)c) * 1099511628211ull, size++;
+            uint64_t h = RLVR_FNV1A64_INIT;
+            unsigned long long size = 0;
+            unsigned char chunk[4096];
+            size_t got;
+            while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) h = rlvr_fnv1a64_update(h, chunk, got), size += got;
             char v[96];
-            snprintf(v, sizeof v, "binary, %llu bytes, hash %016llx", size, h);
+            snprintf(v, sizeof v, "binary, %llu bytes, hash %016llx", size, (unsigned long long)h);
             field(prefix, v);
             break;
         }

@@ -1,4 +1,5 @@
 #include "fixture.h"
+#include "core/fs.h"
 
 #include "core/error.h"
 #include "enclave/diffgate.h"
@@ -202,7 +203,7 @@ static int write_at(const char *root, const char *rel, const char *content, size
     char *slash = strrchr(dir, '/');
     if (slash) {
         *slash = '\0';
-        RLVR_TRY(rlvr_fs_mkdirs(dir, 0755));
+        RLVR_TRY(rlvr_mkdir_p(dir, 0755));
     }
     return rlvr_fs_write_file(path, content, len);
 }
@@ -263,8 +264,8 @@ int fixture_create(fixture *f, fixture_kind kind, const char *parent) {
     snprintf(path, sizeof path, "%s/hidden", f->root);
     f->hidden = strdup(path);
     if (!f->repo || !f->hidden) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
-    RLVR_TRY(rlvr_fs_mkdirs(f->repo, 0755));
-    RLVR_TRY(rlvr_fs_mkdirs(f->hidden, 0755));
+    RLVR_TRY(rlvr_mkdir_p(f->repo, 0755));
+    RLVR_TRY(rlvr_mkdir_p(f->hidden, 0755));
     bool c = kind == FIXTURE_C || kind == FIXTURE_JUDGE;
     RLVR_TRY(write_at(f->repo, "README", "A tiny calculator. `mul` is wrong.\n", 35));
     if (c) {

@@ -12,6 +12,7 @@
  * the module in a copy and the reader wins). Run as root and as uid 65534,
  * with overlays and copies. */
 #include "enclave/fsutil.h"
+#include "core/fs.h"
 #include "enclave/gitrepo.h"
 #include "enclave/image.h"
 #include "enclave/reason.h"
@@ -39,7 +40,7 @@ static int write_file(const char *dir, const char *rel, const char *text) {
     snprintf(path, sizeof path, "%s/%s", dir, rel);
     char *slash = strrchr(path, '/');
     *slash = '\0';
-    RLVR_TRY(rlvr_fs_mkdirs(path, 0755));
+    RLVR_TRY(rlvr_mkdir_p(path, 0755));
     *slash = '/';
     return rlvr_fs_write_file(path, text, strlen(text));
 }

@@ -8,6 +8,7 @@
  * Flags: --unprivileged (running as uid 65534), --copy (sandboxes copy the
  * snapshot instead of an overlay). */
 #include "test.h"
+#include "core/fs.h"
 
 #include "fixture.h"
 
@@ -241,7 +242,7 @@ static int write_file(const char *dir, const char *rel, const char *text) {
     char parent[PATH_MAX];
     snprintf(parent, sizeof parent, "%s", path);
     *strrchr(parent, '/') = '\0';
-    RLVR_TRY(rlvr_fs_mkdirs(parent, 0755));
+    RLVR_TRY(rlvr_mkdir_p(parent, 0755));
     return rlvr_fs_write_file(path, text, strlen(text));
 }
 

@@ -4,6 +4,7 @@
  * whose user.max_user_namespaces is 0. Every scenario runs twice: with
  * overlayfs snapshots and with copied snapshots. */
 #include "test.h"
+#include "core/fs.h"
 #include "fixture.h"
 
 #include "core/log.h"
@@ -56,9 +57,9 @@ static rlvr_snapshot *make_tree(void) {
     char path[4096];
     const char *root = rlvr_snapshot_path(snap);
     snprintf(path, sizeof path, "%s/src", root);
-    CHECK_OK(rlvr_fs_mkdirs(path, 0755));
+    CHECK_OK(rlvr_mkdir_p(path, 0755));
     snprintf(path, sizeof path, "%s/tests", root);
-    CHECK_OK(rlvr_fs_mkdirs(path, 0755));
+    CHECK_OK(rlvr_mkdir_p(path, 0755));
     snprintf(path, sizeof path, "%s/src/a.txt", root);
     CHECK_OK(rlvr_fs_write_file(path, "pristine\n", 9));
     snprintf(path, sizeof path, "%s/tests/t.sh", root);

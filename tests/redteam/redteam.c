@@ -1,4 +1,6 @@
 #include "redteam.h"
+#include "core/hash.h"
+#include "core/fs.h"
 
 #include "test.h"
 
@@ -53,8 +55,8 @@ int redteam_dirs_new(redteam_dirs *d, const char *prefix) {
     snprintf(d->files, sizeof d->files, "%s/tasks", d->root);
     snprintf(d->scratch, sizeof d->scratch, "%s/scratch", d->root);
     snprintf(d->canary, sizeof d->canary, "%s/canary", d->files);
-    RLVR_TRY(rlvr_fs_mkdirs(d->files, 0755));
-    RLVR_TRY(rlvr_fs_mkdirs(d->scratch, 0755));
+    RLVR_TRY(rlvr_mkdir_p(d->files, 0755));
+    RLVR_TRY(rlvr_mkdir_p(d->scratch, 0755));
     return rlvr_fs_write_file(d->canary, "canary\n", 7);
 }
 
@@ -86,7 +88,7 @@ static uint64_t stamp_dir(uint64_t h, const char *dir) {
         if (e->d_name[0] == '.' || lstat(path, &st) != 0) continue;
         uint64_t v[6] = {(uint64_t)st.st_ino, (uint64_t)st.st_mode, (uint64_t)st.st_size, (uint64_t)st.st_mtim.tv_sec,
                          (uint64_t)st.st_mtim.tv_nsec, (uint64_t)st.st_nlink};
-        for (size_t i = 0; i < 6; i++) h = (h ^ v[i]) * 1099511628211ull;
+        h = rlvr_fnv1a64_update(h, v, sizeof v);
     }
     if (d) closedir(d);
     return h;
@@ -99,7 +101,7 @@ static uint64_t stamp_dir(uint64_t h, const char *dir) {
 static uint64_t judge_stamp(const char *scratch) {
     char cache[PATH_MAX];
     snprintf(cache, sizeof cache, "%s/" JUDGE_CACHE, scratch);
-    uint64_t h = stamp_dir(1469598103934665603ull, cache);
+    uint64_t h = stamp_dir(RLVR_FNV1A64_INIT, cache);
     DIR *d = opendir(cache);
     struct dirent *e;
     while (d && (e = readdir(d))) {

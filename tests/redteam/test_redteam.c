@@ -14,6 +14,7 @@
  * Flags, in any order: --unprivileged (running as uid 65534), --copy
  * (sandboxes copy the snapshot instead of an overlay). */
 #include "test.h"
+#include "core/fs.h"
 
 #include "../enclave/fixture.h"
 #include "redteam.h"
@@ -421,7 +422,7 @@ int main(int argc, char **argv) {
         /* the canary lives with the fixture (its hash covers it) */
         char canary[4200];
         snprintf(canary, sizeof canary, "%s/canary", prep[k].f.root);
-        CHECK_OK(rlvr_fs_mkdirs(canary, 0755));
+        CHECK_OK(rlvr_mkdir_p(canary, 0755));
         snprintf(canary, sizeof canary, "%s/canary/secret", prep[k].f.root);
         CHECK_OK(rlvr_fs_write_file(canary, "canary\n", 7));
         rc = rlvr_verify_task_new(&prep[k].task, host, &prep[k].f.spec);

@@ -28,6 +28,7 @@
  * Flags, in any order: --unprivileged (running as uid 65534), --copy
  * (sandboxes copy the snapshot instead of an overlay). */
 #include "test.h"
+#include "core/fs.h"
 
 #include "../enclave/fixture.h"
 #include "redteam.h"
@@ -246,10 +247,10 @@ static int ptask_new(ptask *p, rlvr_sandbox_host *host, const char *files) {
     snprintf(p->hidden, sizeof p->hidden, "%s/hidden", files);
     char path[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/calc.py", p->repo);
-    RLVR_TRY(rlvr_fs_mkdirs(p->repo, 0755));
+    RLVR_TRY(rlvr_mkdir_p(p->repo, 0755));
     RLVR_TRY(rlvr_fs_write_file(path, buggy, strlen(buggy)));
     snprintf(path, sizeof path, "%s/tests", p->hidden);
-    RLVR_TRY(rlvr_fs_mkdirs(path, 0755));
+    RLVR_TRY(rlvr_mkdir_p(path, 0755));
     snprintf(path, sizeof path, "%s/tests/test_calc.py", p->hidden);
     RLVR_TRY(rlvr_fs_write_file(path, hidden_test, strlen(hidden_test)));
     RLVR_TRY(rlvr_git_init_commit_all(p->repo, "base\n", p->base));

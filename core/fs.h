@@ -1,0 +1,27 @@
+/* core/fs.h — the one home of the file-system chores every module needs:
+ * creating a directory with its parents, writing a file so that a reader
+ * sees either the old contents or the whole new ones (never a torn file),
+ * and the fsyncs that make a rename durable. */
+#ifndef RLVR_CORE_FS_H
+#define RLVR_CORE_FS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* mkdir -p: creates `path` and every missing parent with `mode` (before the
+ * umask). An existing directory is not an error. */
+int rlvr_mkdir_p(const char *path, mode_t mode);
+
+/* Writes `len` bytes to `path` atomically: `path`.part (mode 0644 before
+ * the umask), fsync, rename over `path`, fsync of the directory. On failure
+ * the part file is removed and `path` is untouched. */
+int rlvr_write_file_atomic(const char *path, const void *data, size_t len);
+/* The same for a NUL-terminated text. */
+int rlvr_write_text_atomic(const char *path, const char *text);
+
+/* fsync a file by path. */
+int rlvr_fsync_path(const char *path);
+/* fsync the directory that contains `path` (so a rename there is durable). */
+int rlvr_fsync_parent_dir(const char *path);
+
+#endif
