@@ -7,6 +7,7 @@
 #include "enclave/fsutil.h"
 #include "enclave/reason.h"
 #include "envs/score.h"
+#include "jobs/args.h"
 #include "jobs/commands.h"
 #include "jobs/schemas.h"
 
@@ -38,34 +39,16 @@ static void usage(FILE *out) {
 
 static int parse(verify_args *a, int argc, char **argv) {
     *a = (verify_args){.seed = 1};
-    for (int i = 1; i < argc; i++) {
-        const char *f = argv[i];
-        if (strcmp(f, "--json") == 0) {
-            a->json = true;
-            continue;
-        }
-        if (i + 1 >= argc) {
-            fprintf(stderr, "rlvr verify: %s needs a value\n", f);
-            return -1;
-        }
-        const char *v = argv[++i];
-        if (strcmp(f, "--task") == 0) a->task = v;
-        else if (strcmp(f, "--patch") == 0) a->patch = v;
-        else if (strcmp(f, "--config") == 0) a->config = v;
-        else if (strcmp(f, "--runs") == 0) {
-            if (rlvr_cmd_parse_int("verify", f, v, 1, 100, &a->runs) < 0) return -1;
-        } else if (strcmp(f, "--seed") == 0) {
-            if (rlvr_cmd_parse_int("verify", f, v, 0, INT64_MAX, &a->seed) < 0) return -1;
-        } else {
-            fprintf(stderr, "rlvr verify: unknown option %s\n", f);
-            return -1;
-        }
-    }
-    if (!a->task || !a->patch) {
-        fprintf(stderr, "rlvr verify: missing %s\n", !a->task ? "--task TASK" : "--patch FILE");
-        return -1;
-    }
-    return 0;
+    const rlvr_opt opts[] = {
+        RLVR_OPT("--task", RLVR_OPT_STRING, &a->task, "TASK", .required = true),
+        RLVR_OPT("--patch", RLVR_OPT_STRING, &a->patch, "FILE", .required = true),
+        RLVR_OPT("--config", RLVR_OPT_STRING, &a->config, "RUN.ini"),
+        RLVR_OPT("--runs", RLVR_OPT_INT, &a->runs, "N", .min = 1, .max = 100),
+        RLVR_OPT("--seed", RLVR_OPT_INT, &a->seed, "S", .min = 0, .max = INT64_MAX),
+        RLVR_OPT("--json", RLVR_OPT_FLAG, &a->json, NULL),
+        {0},
+    };
+    return rlvr_args_parse("verify", opts, usage, argc, argv);
 }
 
 static void print_human(const rlvr_task *t, const rlvr_score *s) {
@@ -100,15 +83,9 @@ static int exit_for(rlvr_verdict v) {
 }
 
 int rlvr_cmd_verify(int argc, char **argv) {
-    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0)) {
-        usage(stdout);
-        return RLVR_EXIT_OK;
-    }
     verify_args a;
-    if (parse(&a, argc, argv) < 0) {
-        usage(stderr);
-        return RLVR_EXIT_USAGE;
-    }
+    int parsed = parse(&a, argc, argv);
+    if (parsed != RLVR_ARGS_CONTINUE) return parsed;
     rlvr_config *cfg = NULL;
     rlvr_task *task = NULL;
     rlvr_sandbox_host *host = NULL;
