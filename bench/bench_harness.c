@@ -162,7 +162,8 @@ static void bench_close(bench *b) {
 }
 
 static int new_sampler(rlvr_sampler **out, const bench *b, int slots) {
-    rlvr_sampler_config sc = RLVR_SAMPLER_CONFIG_INIT;
+    rlvr_sampler_config sc;
+    rlvr_sampler_config_default(&sc);
     sc.kv_slots = slots;
     sc.context = CONTEXT;
     sc.max_new_tokens = 0;

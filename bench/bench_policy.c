@@ -329,7 +329,8 @@ static int decode_setup_new(decode_setup *d, const report *rep, const rlvr_model
     d->c = *c;
     d->new_tokens = rep->quick ? 16 : 64;
     RLVR_TRY(rlvr_model_new(&d->m, &d->c));
-    rlvr_sampler_config sc = RLVR_SAMPLER_CONFIG_INIT;
+    rlvr_sampler_config sc;
+    rlvr_sampler_config_default(&sc);
     sc.kv_slots = GROUP + 1;
     sc.max_new_tokens = 0; /* no stop tokens, no limit: exactly new_tokens per sequence */
     sc.seed = 99;
@@ -514,7 +515,8 @@ static int bench_small_generation(report *rep) {
     int32_t *prompt = malloc((size_t)n * sizeof *prompt);
     if (!prompt) return RLVR_FAIL(RLVR_ENOMEM, "bench: out of memory for a %d-token prompt", n);
     random_tokens(prompt, n, 256, 3);
-    rlvr_sampler_config sc = RLVR_SAMPLER_CONFIG_INIT;
+    rlvr_sampler_config sc;
+    rlvr_sampler_config_default(&sc);
     sc.kv_slots = SMALL_GROUP + 1;
     sc.max_new_tokens = 0;
     sc.seed = 99;

@@ -386,6 +386,7 @@ int rlvr_config_error(const rlvr_config *cfg, const char *section, const char *k
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    if (!cfg) return rlvr_error_set(RLVR_ECONFIG, "[%s] %s (default): %s", section, key, msg);
     int line = rlvr_config_line(cfg, section, key);
     if (line > 0) return rlvr_error_set(RLVR_ECONFIG, "%s:%d: [%s] %s: %s", cfg->source, line, section, key, msg);
     return rlvr_error_set(RLVR_ECONFIG, "%s: [%s] %s (default): %s", cfg->source, section, key, msg);
@@ -435,13 +436,23 @@ static int store_field(const rlvr_config_key *k, const char *v, char *field) {
 }
 
 int rlvr_config_fill(const rlvr_config *cfg, const rlvr_config_key *keys, const char *section, void *dst) {
-    if (!cfg || !keys || !dst) return RLVR_FAIL(RLVR_EINVAL, "rlvr_config_fill: NULL argument");
+    if (!cfg) return rlvr_config_fill_defaults(keys, section, dst);
+    if (!keys || !dst) return RLVR_FAIL(RLVR_EINVAL, "rlvr_config_fill: NULL argument");
     for (const rlvr_config_key *k = keys; k->key; k++) {
         if (k->field == RLVR_FIELD_NONE || (section && strcmp(k->section, section) != 0)) continue;
         if (!find_schema(cfg->schemas, k->section, k->key))
             return RLVR_FAIL(RLVR_EINVAL, "config key [%s] %s is not declared in any schema", k->section, k->key);
         const config_entry *e = find_entry(cfg, k->section, k->key);
         RLVR_TRY(store_field(k, e ? e->value : k->default_value, (char *)dst + k->offset));
+    }
+    return 0;
+}
+
+int rlvr_config_fill_defaults(const rlvr_config_key *keys, const char *section, void *dst) {
+    if (!keys || !dst) return RLVR_FAIL(RLVR_EINVAL, "rlvr_config_fill_defaults: NULL argument");
+    for (const rlvr_config_key *k = keys; k->key; k++) {
+        if (k->field == RLVR_FIELD_NONE || (section && strcmp(k->section, section) != 0)) continue;
+        RLVR_TRY(store_field(k, k->default_value, (char *)dst + k->offset));
     }
     return 0;
 }

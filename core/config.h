@@ -129,8 +129,15 @@ int rlvr_config_get_string(const rlvr_config *cfg, const char *section, const ch
  * file's value or the default. The values were checked against type and
  * range when the file was parsed, so what is left to a module is what spans
  * keys. `keys` must be among the schemas cfg was parsed with: RLVR_EINVAL
- * otherwise (a programming error, like a getter asking for an unknown key). */
+ * otherwise (a programming error, like a getter asking for an unknown key).
+ * A NULL `cfg` is a file that sets nothing: every key at its default. */
 int rlvr_config_fill(const rlvr_config *cfg, const rlvr_config_key *keys, const char *section, void *dst);
+
+/* Every key at its default, no file needed: how a module's C defaults come
+ * from its table, so that a default is written once. Fails
+ * only on a table whose default does not parse (rlvr_config_table_check
+ * refuses such a table too). */
+int rlvr_config_fill_defaults(const rlvr_config_key *keys, const char *section, void *dst);
 
 /* Name of value `value` of the ENUM key [section] key of `keys`, copied into
  * buf (cap bytes): for messages and reports that print an enum, so that the

@@ -3,6 +3,7 @@
 #include "core/error.h"
 
 #include <stdint.h>
+#include <string.h>
 
 /* [sandbox] and [enclave] as written, in the file's units (MiB, KiB): the
  * readers below convert them into the limits' bytes. */
@@ -93,9 +94,14 @@ int rlvr_sandbox_host_options_from_config(const rlvr_config *cfg, rlvr_sandbox_h
     return 0;
 }
 
+void rlvr_sandbox_limits_default(rlvr_sandbox_limits *l) {
+    /* the [sandbox] table's defaults cannot fail to parse (test_config_tables) */
+    (void)rlvr_sandbox_limits_from_config(NULL, l);
+}
+
 int rlvr_sandbox_limits_from_config(const rlvr_config *cfg, rlvr_sandbox_limits *out) {
     sandbox_keys k = {0};
-    rlvr_sandbox_limits_default(out); /* every field and the padding set, whatever the keys cover */
+    memset(out, 0, sizeof *out); /* padding too: limits are compared and hashed as bytes */
     RLVR_TRY(rlvr_config_fill(cfg, rlvr_sandbox_config_keys, "sandbox", &k));
     out->wall_s = k.wall_time_s;
     out->cpu_s = k.cpu_time_s;

@@ -118,8 +118,8 @@ typedef struct {
     int64_t disk_bytes;   /* room for writes into /work (the copy-on-write layer) */
 } rlvr_sandbox_limits;
 
-/* Defaults: 60 s wall, 60 s CPU, 1 GiB memory, 64 processes, 64 MiB files,
- * 256 descriptors, 1 MiB output, 64 MiB /tmp, 256 MiB of writes to /work. */
+/* Defaults: the [sandbox] table's (enclave/config.c; docs/CONFIG.md lists
+ * them: 60 s wall and CPU, 1 GiB memory, 64 processes, ...). */
 void rlvr_sandbox_limits_default(rlvr_sandbox_limits *limits);
 /* RLVR_EINVAL with the field name when a limit is not positive. */
 int rlvr_sandbox_limits_check(const rlvr_sandbox_limits *limits);

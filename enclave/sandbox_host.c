@@ -28,19 +28,6 @@
 
 /* ---- limits ------------------------------------------------------------- */
 
-void rlvr_sandbox_limits_default(rlvr_sandbox_limits *l) {
-    memset(l, 0, sizeof *l); /* padding too: limits are compared and hashed as bytes */
-    l->wall_s = 60.0;
-    l->cpu_s = 60.0;
-    l->memory_bytes = (int64_t)1 << 30;
-    l->processes = 64;
-    l->file_bytes = (int64_t)64 << 20;
-    l->open_files = 256;
-    l->output_bytes = (int64_t)1 << 20;
-    l->tmp_bytes = (int64_t)64 << 20;
-    l->disk_bytes = (int64_t)256 << 20;
-}
-
 int rlvr_sandbox_limits_check(const rlvr_sandbox_limits *l) {
     const char *bad = NULL;
     if (!(l->wall_s > 0)) bad = "wall_s";

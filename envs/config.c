@@ -103,7 +103,7 @@ int rlvr_tasks_config_read(const rlvr_config *cfg, rlvr_tasks_config *out) {
 int rlvr_harness_config_read(const rlvr_config *cfg, rlvr_harness_config *out) {
     memset(out, 0, sizeof *out);
     RLVR_TRY(rlvr_config_fill(cfg, rlvr_harness_config_keys, "harness", out));
-    if (out->budgets.policy_tokens > out->budgets.context_tokens)
+    if (cfg && out->budgets.policy_tokens > out->budgets.context_tokens)
         return rlvr_config_error(cfg, "harness", "max_policy_tokens", "%lld exceeds max_context_tokens (%lld)",
                                  (long long)out->budgets.policy_tokens, (long long)out->budgets.context_tokens);
     return 0;

@@ -42,7 +42,7 @@ extern const rlvr_config_key rlvr_harness_config_keys[];
 
 /* Reads the sections; RLVR_ECONFIG (file, line, key) when keys disagree. */
 int rlvr_tasks_config_read(const rlvr_config *cfg, rlvr_tasks_config *out);
-int rlvr_harness_config_read(const rlvr_config *cfg, rlvr_harness_config *out);
+int rlvr_harness_config_read(const rlvr_config *cfg, rlvr_harness_config *out); /* cfg NULL: defaults */
 
 /* Generation options for one split of the built-in pool [tasks] describes
  * (count = that split's count, which may be 0: nothing to generate; family,

@@ -26,11 +26,14 @@
 void rlvr_harness_options_default(rlvr_harness_options *o) {
     memset(o, 0, sizeof *o);
     o->version = RLVR_HARNESS_OPTIONS_VERSION;
-    o->budgets = (rlvr_task_budgets){
-        .turns = 16, .policy_tokens = 4096, .context_tokens = 8192, .tool_timeout_s = 10, .malformed_calls = 0};
-    o->tool_output_bytes = 2048;
+    /* [harness] and [repetition] at their tables' defaults (they parse: test_config_tables) */
+    rlvr_harness_config h = {0};
+    (void)rlvr_harness_config_read(NULL, &h);
+    o->budgets = h.budgets;
+    o->tool_output_bytes = h.tool_output_bytes;
+    o->tool_prompt = h.tool_prompt;
     o->overlap_tools = true;
-    o->repetition = (rlvr_repetition_config){.enabled = true, .window = 2048, .ngram = 32, .max_repeats = 10};
+    (void)rlvr_config_fill_defaults(rlvr_rl_config_keys, "repetition", &o->repetition);
 }
 
 int rlvr_harness_options_from_config(rlvr_harness_options *out, const rlvr_config *cfg) {

@@ -20,14 +20,16 @@
 void rlvr_eval_options_default(rlvr_eval_options *o) {
     memset(o, 0, sizeof *o);
     o->version = RLVR_EVAL_OPTIONS_VERSION;
-    o->samples = 4;
-    o->sampler = (rlvr_sampler_config)RLVR_SAMPLER_CONFIG_INIT;
+    o->samples = RLVR_EVAL_SAMPLES_DEFAULT;
+    rlvr_sampler_config_default(&o->sampler);
     rlvr_harness_options_default(&o->harness);
-    rlvr_sandbox_limits_default(&o->verify_limits);
     o->host_options = (rlvr_sandbox_host_options)RLVR_SANDBOX_HOST_OPTIONS_INIT;
-    o->consensus_runs = 3;
-    o->confidence = 0.95;
-    o->resamples = 2000;
+    rlvr_enclave_settings enclave;
+    (void)rlvr_enclave_settings_from_config(NULL, &enclave); /* the tables' defaults parse: test_config_tables */
+    o->verify_limits = enclave.limits;
+    o->consensus_runs = enclave.consensus_runs;
+    o->confidence = RLVR_EVAL_CONFIDENCE_DEFAULT;
+    o->resamples = RLVR_EVAL_RESAMPLES_DEFAULT;
 }
 
 int rlvr_eval_options_from_config(rlvr_eval_options *o, const rlvr_config *cfg) {

@@ -98,8 +98,15 @@ typedef struct {
     void *script_arg;
 } rlvr_eval_options;
 
-/* Defaults: 4 samples, RLVR_SAMPLER_CONFIG_INIT (τ = 1, 64 slots, seed 0),
- * rlvr_harness_options_default, 3 consensus runs, 95 %, 2000 resamples. */
+/* What an evaluation and the gate use unless told otherwise (`rlvr eval
+ * --samples`; the gate's samples are the [gate] key's). */
+#define RLVR_EVAL_SAMPLES_DEFAULT 4
+#define RLVR_EVAL_CONFIDENCE_DEFAULT 0.95
+#define RLVR_EVAL_RESAMPLES_DEFAULT 2000
+
+/* Defaults: RLVR_EVAL_*_DEFAULT, rlvr_sampler_config_default,
+ * rlvr_harness_options_default, and [sandbox] and [enclave] at their
+ * tables' defaults (verification limits, consensus runs). */
 void rlvr_eval_options_default(rlvr_eval_options *o);
 
 /* Options from a run's configuration: [sampler] (temperature, kv_slots,

@@ -37,16 +37,11 @@ const rlvr_config_key rlvr_gate_config_keys[] = {
 
 void rlvr_gate_options_default(rlvr_gate_options *o) {
     memset(o, 0, sizeof *o);
-    o->tolerance = 0.02;
-    o->regression_tolerance = 0.05;
-    o->compliance_min = 1.0;
     o->target_split = RLVR_SPLIT_EVAL;
-    o->checks[0].split = RLVR_SPLIT_REGRESSION;
-    o->n_checks = 1;
-    o->confidence = 0.95;
-    o->resamples = 2000;
-    o->samples = 4;
-    o->seed = 1;
+    o->confidence = RLVR_EVAL_CONFIDENCE_DEFAULT;
+    o->resamples = RLVR_EVAL_RESAMPLES_DEFAULT;
+    /* the [gate] table's defaults, its regression list included (they parse: test_config_tables) */
+    (void)rlvr_gate_options_from_config(o, NULL);
 }
 
 /* ---- the regression list ------------------------------------------------------------- */

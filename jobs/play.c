@@ -93,7 +93,8 @@ int play_open(play_setup *p, const play_options *o, int slots) {
     rlvr_task_budgets_resolve(&p->task->budgets, &p->opt.budgets, &b);
     RLVR_TRY(load_model(&p->model, &p->tok, o, (int32_t)b.context_tokens));
     RLVR_TRY(rlvr_tokenizer_check_model(p->tok, rlvr_model_config_of(p->model)));
-    rlvr_sampler_config sc = RLVR_SAMPLER_CONFIG_INIT;
+    rlvr_sampler_config sc;
+    rlvr_sampler_config_default(&sc);
     sc.temperature = o->temperature;
     sc.kv_slots = slots;
     int32_t max_seq = rlvr_model_config_of(p->model)->max_seq;

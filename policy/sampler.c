@@ -74,6 +74,12 @@ const rlvr_config_key rlvr_sampler_config_keys[] = {
     RLVR_KEY_END,
 };
 
+void rlvr_sampler_config_default(rlvr_sampler_config *c) {
+    memset(c, 0, sizeof *c);
+    (void)rlvr_config_fill_defaults(rlvr_sampler_config_keys, "sampler", c); /* parses: test_config_tables */
+    c->version = RLVR_SAMPLER_CONFIG_VERSION;
+}
+
 int rlvr_sampler_config_from(rlvr_sampler_config *out, const rlvr_config *cfg) {
     RLVR_TRY(rlvr_config_fill(cfg, rlvr_sampler_config_keys, "sampler", out));
     out->version = RLVR_SAMPLER_CONFIG_VERSION;
@@ -81,7 +87,8 @@ int rlvr_sampler_config_from(rlvr_sampler_config *out, const rlvr_config *cfg) {
 }
 
 int rlvr_sampler_config_validate(const rlvr_config *cfg, const rlvr_model_config *model) {
-    rlvr_sampler_config c = RLVR_SAMPLER_CONFIG_INIT;
+    rlvr_sampler_config c;
+    rlvr_sampler_config_default(&c);
     RLVR_TRY(rlvr_config_fill(cfg, rlvr_sampler_config_keys, "sampler", &c));
     if (c.context > model->max_seq)
         return rlvr_config_error(cfg, "sampler", "context_tokens", "%lld exceeds [model] max_seq = %d",
@@ -155,7 +162,7 @@ static size_t layer_weights(const rlvr_model_config *m, int kv_dim) {
 
 static int check_config(const rlvr_sampler_config *cfg, const rlvr_model_config *mc) {
     if (cfg->version != RLVR_SAMPLER_CONFIG_VERSION)
-        return RLVR_FAIL(RLVR_EINVAL, "sampler config version %d, this build knows %d (use RLVR_SAMPLER_CONFIG_INIT)",
+        return RLVR_FAIL(RLVR_EINVAL, "sampler config version %d, this build knows %d (use rlvr_sampler_config_default)",
                          cfg->version, RLVR_SAMPLER_CONFIG_VERSION);
     if (!(cfg->temperature > 0.0f) || !isfinite(cfg->temperature))
         return RLVR_FAIL(RLVR_EINVAL, "sampler temperature must be > 0, got %g", (double)cfg->temperature);

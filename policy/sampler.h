@@ -71,8 +71,9 @@ typedef struct {
     uint64_t seed;          /* run seed: the Philox key of every draw */
 } rlvr_sampler_config;
 
-/* The [sampler] defaults of docs/CONFIG.md; the seed comes from [run]. */
-#define RLVR_SAMPLER_CONFIG_INIT {RLVR_SAMPLER_CONFIG_VERSION, 1.0f, 64, 0, 512, 0}
+/* The [sampler] table's defaults (docs/CONFIG.md), seed 0; the seed of a
+ * run comes from [run]. */
+void rlvr_sampler_config_default(rlvr_sampler_config *c);
 
 /* Why a decode call left a sequence stopped (0: it may continue). */
 typedef enum {

@@ -34,7 +34,8 @@ static rlvr_sampler *tiny_sampler(rlvr_model **m) {
                              .d_ff = 64, .max_seq = 4096, .rope_theta = 10000.0f, .norm_eps = 1e-5f,
                              .tie_embeddings = false, .init_seed = 3, .init_std = 0.02f};
     CHECK_OK(rlvr_model_new(m, &cfg));
-    rlvr_sampler_config sc = RLVR_SAMPLER_CONFIG_INIT;
+    rlvr_sampler_config sc;
+    rlvr_sampler_config_default(&sc);
     sc.kv_slots = 2 * MAX_TASKS;
     sc.context = 4096;
     rlvr_sampler *s = NULL;

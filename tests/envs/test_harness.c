@@ -209,7 +209,8 @@ static rlvr_model *tiny_model(float init_std) {
 }
 
 static rlvr_sampler *tiny_sampler(const rlvr_model *m, int slots, int context) {
-    rlvr_sampler_config sc = RLVR_SAMPLER_CONFIG_INIT;
+    rlvr_sampler_config sc;
+    rlvr_sampler_config_default(&sc);
     sc.kv_slots = slots;
     sc.context = context;
     sc.seed = 0xabcdefULL;

@@ -57,7 +57,8 @@ static rlvr_model *make_model_extras(uint64_t seed) {
 static rlvr_model *make_model(bool tied, uint64_t seed) { return make_model_shaped(tied, seed, 64, 4, 2); }
 
 static rlvr_sampler *make_sampler(const rlvr_model *m, float temperature, int slots, int context) {
-    rlvr_sampler_config sc = RLVR_SAMPLER_CONFIG_INIT;
+    rlvr_sampler_config sc;
+    rlvr_sampler_config_default(&sc);
     sc.temperature = temperature;
     sc.kv_slots = slots;
     sc.context = context;
@@ -254,7 +255,8 @@ static int same_continuation(rlvr_sampler *s, int slot, int ref, const history *
  * equals the same history prefilled into a slot of its own. */
 static void test_copy_on_write(const rlvr_tokenizer *t) {
     rlvr_model *m = make_model(true, 13);
-    rlvr_sampler_config sc = RLVR_SAMPLER_CONFIG_INIT;
+    rlvr_sampler_config sc;
+    rlvr_sampler_config_default(&sc);
     sc.kv_slots = 6;
     sc.context = 256;
     sc.max_new_tokens = 0;
@@ -392,7 +394,9 @@ static void test_state_machine(void) {
     CHECK(out[0].token >= 0 && out[0].stop == RLVR_SAMPLE_STOP_TOKEN && rlvr_sampler_len(s, 1) == 4);
     CHECK(rlvr_sampler_set_stop_tokens(s, &bad, 1) == RLVR_EINVAL);
 
-    rlvr_sampler_config sc = RLVR_SAMPLER_CONFIG_INIT;
+    rlvr_sampler_config sc;
+
+    rlvr_sampler_config_default(&sc);
     rlvr_sampler *s2 = NULL;
     sc.temperature = 0.0f;
     CHECK(rlvr_sampler_new(&s2, m, &sc) == RLVR_EINVAL && s2 == NULL);
@@ -411,7 +415,8 @@ static void test_config_keys(void) {
     rlvr_config *cfg = NULL;
     const char *text = "[sampler]\ntemperature = 0.7\nmax_new_tokens = 96\nkv_slots = 32\n";
     CHECK_OK(rlvr_config_parse(&cfg, text, "test.ini", schemas));
-    rlvr_sampler_config sc = RLVR_SAMPLER_CONFIG_INIT;
+    rlvr_sampler_config sc;
+    rlvr_sampler_config_default(&sc);
     sc.seed = 77;
     if (cfg) CHECK_OK(rlvr_sampler_config_from(&sc, cfg));
     CHECK(fabsf(sc.temperature - 0.7f) < 1e-7f && sc.max_new_tokens == 96 && sc.kv_slots == 32);

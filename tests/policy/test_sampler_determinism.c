@@ -165,7 +165,8 @@ static rlvr_model *make_model(int d_model, int n_heads, int n_kv_heads, bool ext
  * or every call to the threads with row groups of at least rows_each rows. */
 static int run_case(sim_run *run, const rlvr_model *m, const rlvr_tokenizer *t, const sim_options *opt,
                     int threads, int rows_each, uint32_t step) {
-    rlvr_sampler_config sc = RLVR_SAMPLER_CONFIG_INIT;
+    rlvr_sampler_config sc;
+    rlvr_sampler_config_default(&sc);
     sc.temperature = 0.8f;
     sc.kv_slots = 8;
     sc.context = 192; /* small enough that some rollouts run out of context */

@@ -166,7 +166,8 @@ typedef struct {
 } mc_run;
 
 static rlvr_sampler *sampler_with(const rlvr_model *m, int slots) {
-    rlvr_sampler_config sc = RLVR_SAMPLER_CONFIG_INIT;
+    rlvr_sampler_config sc;
+    rlvr_sampler_config_default(&sc);
     sc.kv_slots = slots;
     sc.context = 4096;
     sc.seed = 7;
