@@ -103,7 +103,8 @@ static int check_names(const char *const *names, const char *what) {
 static int hidden_globs(const char *dir, const char *rel, char ***out, char ***paths, int depth) {
     if (depth > 64) return RLVR_FAIL(RLVR_ELIMIT, "hidden tests nested deeper than 64 directories");
     char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s%s%s", dir, rel[0] ? "/" : "", rel);
+    if ((size_t)snprintf(path, sizeof path, "%s%s%s", dir, rel[0] ? "/" : "", rel) >= sizeof path)
+        return RLVR_FAIL(RLVR_EINVAL, "hidden test path too long under %s", dir);
     DIR *d = opendir(path);
     if (!d) return rlvr_error_errno_at(__FILE__, __LINE__, "reading the hidden tests in %s", path);
     int rc = 0;
@@ -172,8 +173,8 @@ static int check_mode(const rlvr_verify_spec *spec) {
     return 0;
 }
 
-int rlvr_verify_task_new(rlvr_verify_task **out, rlvr_sandbox_host *host, const rlvr_verify_spec *spec) {
-    *out = NULL;
+/* The spec's checks that need no resource. */
+static int check_spec(const rlvr_verify_spec *spec) {
     if (!spec || spec->version != RLVR_VERIFY_SPEC_VERSION)
         return RLVR_FAIL(RLVR_EINVAL, "verification spec missing or of another version");
     if (!spec->repo_dir || !spec->base_commit)
@@ -185,11 +186,17 @@ int rlvr_verify_task_new(rlvr_verify_task **out, rlvr_sandbox_host *host, const 
     RLVR_TRY(check_names(spec->fail_to_pass, "fail_to_pass"));
     RLVR_TRY(check_names(spec->pass_to_pass, "pass_to_pass"));
     RLVR_TRY(check_names(spec->test_order, "test_order"));
-    RLVR_TRY(check_names(spec->quarantined, "quarantined"));
+    return check_names(spec->quarantined, "quarantined");
+}
 
-    rlvr_verify_task *t = calloc(1, sizeof *t);
-    if (!t) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
-    t->host = host;
+/* A copy of `s` into *dst (NULL stays NULL). */
+static int dup_or_null(char **dst, const char *s) {
+    if (s && !(*dst = strdup(s))) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    return 0;
+}
+
+/* The task's own copies of the spec's commands, names and lists. */
+static int copy_spec(rlvr_verify_task *t, const rlvr_verify_spec *spec, bool judged) {
     t->limits = spec->limits;
     t->consensus = spec->consensus_runs;
     t->fresh = spec->fresh_enclaves;
@@ -197,94 +204,113 @@ int rlvr_verify_task_new(rlvr_verify_task **out, rlvr_sandbox_host *host, const 
     t->rules = (rlvr_diffgate_rules)RLVR_DIFFGATE_RULES_INIT;
     if (spec->max_patch_bytes) t->rules.max_bytes = spec->max_patch_bytes;
     if (spec->max_patch_files) t->rules.max_files = spec->max_patch_files;
+    RLVR_TRY(judged ? list_extend(&t->judge_argv, spec->judge_argv) : dup_or_null(&t->test_command, spec->test_command));
+    RLVR_TRY(dup_or_null(&t->build_command, spec->build_command));
+    RLVR_TRY(dup_or_null(&t->results_junit, spec->results_junit));
+    RLVR_TRY(dup_or_null(&t->environment, spec->environment));
+    RLVR_TRY(dup_or_null(&t->workdir, spec->workdir));
+    RLVR_TRY(list_extend(&t->env, spec->env));
+    if (spec->editable_globs) {
+        RLVR_TRY(list_extend(&t->editable, spec->editable_globs));
+        if (!t->editable) RLVR_TRY(list_extend(&t->editable, NULL));
+    }
+    if (spec->fail_to_pass || spec->pass_to_pass) {
+        RLVR_TRY(list_extend(&t->required, spec->fail_to_pass));
+        RLVR_TRY(list_extend(&t->required, spec->pass_to_pass));
+        RLVR_TRY(list_extend(&t->pass_to_pass, spec->pass_to_pass));
+    }
+    return list_extend(&t->order, spec->test_order ? spec->test_order : (const char *const *)t->required);
+}
+
+/* `path` as an anchored glob ("/path") appended to *list. */
+static int push_anchored(char ***list, const char *path) {
+    char g[PATH_MAX];
+    size_t n = strlen(path);
+    if (n + 2 > sizeof g) return RLVR_FAIL(RLVR_EINVAL, "path too long: %s", path);
+    g[0] = '/';
+    memcpy(g + 1, path, n + 1);
+    return list_push(list, g);
+}
+
+/* Many hidden files: their top-level directories are mounted read-only
+ * instead of each file. */
+static int readonly_tops(rlvr_verify_task *t) {
+    char **tops = NULL;
     int rc = 0;
+    for (char **p = t->readonly; rc == 0 && *p; p++) {
+        char top[PATH_MAX];
+        snprintf(top, sizeof top, "%s", *p);
+        char *slash = strchr(top, '/');
+        if (slash) *slash = '\0';
+        bool seen = false;
+        for (char **q = tops; q && *q; q++) seen |= strcmp(*q, top) == 0;
+        if (!seen) rc = list_push(&tops, top);
+    }
+    if (rc < 0) {
+        list_free(tops);
+        return rc;
+    }
+    list_free(t->readonly);
+    t->readonly = tops;
+    return 0;
+}
+
+/* What no patch may touch (the task's protected globs, its public tests, a
+ * results file, the expected files, the hidden files) and what the enclave
+ * mounts read-only. In judge mode the enclave never holds the hidden files:
+ * they are protected paths (a patch may not create them) but nothing to
+ * mount. */
+static int protect_paths(rlvr_verify_task *t, const rlvr_verify_spec *spec, bool judged) {
+    RLVR_TRY(list_extend(&t->protected, spec->protected_globs));
+    for (const char *const *p = spec->public_tests; p && *p; p++) RLVR_TRY(push_anchored(&t->protected, *p));
+    if (spec->results_junit) RLVR_TRY(push_anchored(&t->protected, spec->results_junit));
+    if (spec->expected_files) RLVR_TRY(rlvr_expected_load(&t->expected, spec->expected_dir, spec->expected_files));
+    for (size_t i = 0; i < t->expected.n; i++) RLVR_TRY(push_anchored(&t->protected, t->expected.files[i].path));
+    if (spec->hidden_dir) RLVR_TRY(hidden_globs(spec->hidden_dir, "", &t->protected, judged ? NULL : &t->readonly, 0));
+    if (list_len((const char *const *)t->readonly) > 64) RLVR_TRY(readonly_tops(t));
+    RLVR_TRY(list_extend(&t->readonly, spec->public_tests));
+    if (!t->protected) RLVR_TRY(list_extend(&t->protected, NULL));
+    if (!t->readonly) RLVR_TRY(list_extend(&t->readonly, NULL));
+    return 0;
+}
+
+int rlvr_verify_task_new(rlvr_verify_task **out, rlvr_sandbox_host *host, const rlvr_verify_spec *spec) {
+    *out = NULL;
+    RLVR_TRY(check_spec(spec));
+    rlvr_verify_task *t = calloc(1, sizeof *t);
+    if (!t) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    t->host = host;
     bool judged = spec->judge_argv != NULL;
-    if (!judged && !(t->test_command = strdup(spec->test_command))) rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
-    if (rc == 0 && judged) rc = list_extend(&t->judge_argv, spec->judge_argv);
-    if (rc == 0 && spec->build_command && !(t->build_command = strdup(spec->build_command)))
-        rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
-    if (rc == 0 && spec->results_junit && !(t->results_junit = strdup(spec->results_junit)))
-        rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
-    if (rc == 0 && spec->environment && !(t->environment = strdup(spec->environment)))
-        rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
-    if (rc == 0 && spec->workdir && !(t->workdir = strdup(spec->workdir))) rc = RLVR_FAIL(RLVR_ENOMEM, "out of memory");
-    if (rc == 0) rc = list_extend(&t->env, spec->env);
+    char tree[41];
+    int rc = copy_spec(t, spec, judged);
+    if (rc < 0) goto cleanup;
     /* the environment is mounted (once per process) and checked now, so a
      * task that cannot run fails here naming its image, not in a run */
-    if (rc == 0 && spec->environment) rc = rlvr_sandbox_host_image(host, spec->environment, spec->workdir, NULL, 0);
-    if (rc == 0 && spec->editable_globs) rc = list_extend(&t->editable, spec->editable_globs);
-    if (rc == 0 && spec->editable_globs && !t->editable) rc = list_extend(&t->editable, NULL);
-    if (rc == 0 && (spec->fail_to_pass || spec->pass_to_pass)) {
-        rc = list_extend(&t->required, spec->fail_to_pass);
-        if (rc == 0) rc = list_extend(&t->required, spec->pass_to_pass);
-        if (rc == 0) rc = list_extend(&t->pass_to_pass, spec->pass_to_pass);
-    }
-    if (rc == 0) rc = list_extend(&t->order, spec->test_order ? spec->test_order : (const char *const *)t->required);
-    if (rc == 0) rc = list_extend(&t->protected, spec->protected_globs);
-    if (rc == 0) {
-        /* public tests: anchored paths */
-        for (const char *const *p = spec->public_tests; rc == 0 && p && *p; p++) {
-            char g[PATH_MAX];
-            snprintf(g, sizeof g, "/%s", *p);
-            rc = list_push(&t->protected, g);
-        }
-    }
-    if (rc == 0 && spec->results_junit) { /* no patch may plant a results file */
-        char g[PATH_MAX];
-        snprintf(g, sizeof g, "/%s", spec->results_junit);
-        rc = list_push(&t->protected, g);
-    }
-    if (rc == 0 && spec->expected_files) rc = rlvr_expected_load(&t->expected, spec->expected_dir, spec->expected_files);
-    for (size_t i = 0; rc == 0 && i < t->expected.n; i++) { /* nor an expected file */
-        char g[PATH_MAX];
-        snprintf(g, sizeof g, "/%s", t->expected.files[i].path);
-        rc = list_push(&t->protected, g);
-    }
-    /* in judge mode the enclave never holds the hidden files: they are
-     * protected paths (a patch may not create them) but nothing to mount
-     * read-only */
-    if (rc == 0 && spec->hidden_dir)
-        rc = hidden_globs(spec->hidden_dir, "", &t->protected, judged ? NULL : &t->readonly, 0);
-    if (rc == 0 && list_len((const char *const *)t->readonly) > 64) {
-        /* many hidden files: protect their top-level directories instead */
-        char **tops = NULL;
-        for (char **p = t->readonly; rc == 0 && *p; p++) {
-            char top[PATH_MAX];
-            snprintf(top, sizeof top, "%s", *p);
-            char *slash = strchr(top, '/');
-            if (slash) *slash = '\0';
-            bool seen = false;
-            for (char **q = tops; q && *q; q++) seen |= strcmp(*q, top) == 0;
-            if (!seen) rc = list_push(&tops, top);
-        }
-        list_free(t->readonly);
-        t->readonly = tops;
-    }
-    if (rc == 0) rc = list_extend(&t->readonly, spec->public_tests);
-    if (rc == 0 && !t->protected) rc = list_extend(&t->protected, NULL);
-    if (rc == 0) rc = rlvr_verify_task_set_quarantine(t, spec->quarantined);
-    if (rc == 0 && !t->readonly) rc = list_extend(&t->readonly, NULL);
-    if (rc == 0 && judged) {
+    if (spec->environment && (rc = rlvr_sandbox_host_image(host, spec->environment, spec->workdir, NULL, 0)) < 0)
+        goto cleanup;
+    if ((rc = protect_paths(t, spec, judged)) < 0) goto cleanup;
+    if ((rc = rlvr_verify_task_set_quarantine(t, spec->quarantined)) < 0) goto cleanup;
+    if (judged) {
         rc = rlvr_judge_build(&t->judge, host, spec->repo_dir, spec->base_commit, spec->hidden_dir, spec->judge_build,
                               &spec->limits);
         if (rc == 0 && !rlvr_judge_has(t->judge, spec->judge_argv[0]))
             rc = rlvr_error_set(RLVR_EINVAL, "the judge build \"%s\" did not leave the judge program \"%s\"",
                                 spec->judge_build, spec->judge_argv[0]);
+        if (rc < 0) goto cleanup;
     }
-    char tree[41];
-    if (rc == 0) rc = rlvr_snapshot_new(&t->snap, host);
-    if (rc == 0)
-        rc = rlvr_git_export(spec->repo_dir, spec->base_commit, rlvr_snapshot_path(t->snap), false,
-                             judged ? NULL : spec->hidden_dir, tree);
+    if ((rc = rlvr_snapshot_new(&t->snap, host)) < 0) goto cleanup;
+    rc = rlvr_git_export(spec->repo_dir, spec->base_commit, rlvr_snapshot_path(t->snap), false,
+                         judged ? NULL : spec->hidden_dir, tree);
     if (rc == 0) rc = rlvr_snapshot_seal(t->snap);
-    if (rc < 0) {
-        rlvr_verify_task_free(t);
-        return rlvr_error_wrap(rc, "preparing verification of %s", spec->repo_dir);
-    }
+    if (rc < 0) goto cleanup;
     t->rules.protected_globs = (const char *const *)t->protected;
     t->rules.editable_globs = (const char *const *)t->editable;
     *out = t;
     return 0;
+
+cleanup:
+    rlvr_verify_task_free(t);
+    return rlvr_error_wrap(rc, "preparing verification of %s", spec->repo_dir);
 }
 
 void rlvr_verify_task_free(rlvr_verify_task *t) {

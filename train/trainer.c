@@ -830,10 +830,9 @@ static int load_reference(rlvr_trainer *t, const char *resumed) {
     return 0;
 }
 
-int rlvr_trainer_new(rlvr_trainer **out, rlvr_run *r, bool resume) {
-    rlvr_trainer *t = calloc(1, sizeof *t);
-    if (!t) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
-    *out = t;
+/* Everything rlvr_trainer_new sets up, into a calloc'ed trainer the caller
+ * frees on failure. */
+static int trainer_init(rlvr_trainer *t, rlvr_run *r, bool resume) {
     t->run = r;
     t->dp.size = 1;
     t->layout[0] = 1; /* one process plays every role */
@@ -871,6 +870,19 @@ int rlvr_trainer_new(rlvr_trainer **out, rlvr_run *r, bool resume) {
     RLVR_TRY(rlvr_sampler_new(&t->sampler, t->model, &r->sampler));
     RLVR_TRY(rlvr_mkdir_p(r->io.run_dir, 0755));
     RLVR_TRY(rlvr_metrics_open(&t->metrics, r->io.metrics_path, t->step > 0 ? t->step : -1));
+    return 0;
+}
+
+int rlvr_trainer_new(rlvr_trainer **out, rlvr_run *r, bool resume) {
+    *out = NULL;
+    rlvr_trainer *t = calloc(1, sizeof *t);
+    if (!t) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    int rc = trainer_init(t, r, resume);
+    if (rc < 0) {
+        rlvr_trainer_free(t);
+        return rc;
+    }
+    *out = t;
     return 0;
 }
 
@@ -981,18 +993,23 @@ rlvr_model *rlvr_trainer_model_mut(rlvr_trainer *t) { return t->model; }
 void rlvr_trainer_set_dp(rlvr_trainer *t, const rlvr_trainer_dp *dp) { t->dp = *dp; }
 
 int rlvr_trainer_new_replica(rlvr_trainer **out, rlvr_run *r, rlvr_model *model) {
+    *out = NULL;
     rlvr_trainer *t = calloc(1, sizeof *t);
     if (!t) {
         rlvr_model_free(model);
         return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
     }
-    *out = t;
     t->run = r;
     t->model = model;
     t->dp.size = 1;
-    RLVR_TRY(rlvr_model_alloc_optim_state(model));
+    int rc = rlvr_model_alloc_optim_state(model);
     /* the reference's weights come from the leader (train/dp.c rlvr_dist_dp_bcast_state) */
-    if (r->rl.grpo.objective.kl_beta > 0) RLVR_TRY(rlvr_run_new_model(r, &t->reference));
+    if (rc == 0 && r->rl.grpo.objective.kl_beta > 0) rc = rlvr_run_new_model(r, &t->reference);
+    if (rc < 0) {
+        rlvr_trainer_free(t); /* the model with it */
+        return rc;
+    }
+    *out = t;
     return 0;
 }
 

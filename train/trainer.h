@@ -37,6 +37,9 @@ typedef struct {
  * the run's latest checkpoint when resuming (refused without `resume` when
  * one exists), else [train] init. */
 int rlvr_trainer_new(rlvr_trainer **out, rlvr_run *r, bool resume);
+/* (Constructors here set *out only on success, NULL otherwise; the caller
+ * frees what they return with rlvr_trainer_free. `r` is borrowed and must
+ * outlive the trainer.) */
 void rlvr_trainer_free(rlvr_trainer *t);
 
 /* Steps until [train] steps or a stop signal: 0 when finished, 1 when
@@ -155,7 +158,7 @@ void rlvr_trainer_set_dp(rlvr_trainer *t, const rlvr_trainer_dp *dp);
 void rlvr_update_part(const rlvr_update_batch *b, int rank, int size, int *lo, int *hi);
 
 /* A trainer on a non-leader trainer rank: the model only (owned from here
- * on; gradients and AdamW moments allocated), no pool, verifiers, metrics
+ * on, freed with the trainer, or at once when this fails; gradients and AdamW moments allocated), no pool, verifiers, metrics
  * or checkpoints. Needs nothing on disk (a run from rlvr_run_parse will
  * do): with [shards] write = false, rlvr_trainer_apply on it writes no file
  * (tests/train/test_trainer_steps.c). */
