@@ -108,6 +108,23 @@ static void cell_verdict(rlvr_text *t, int8_t passed) {
                               : passed == 0 ? "<span class=\"fail\">FAIL</span>" : "–");
 }
 
+/* "0.312 vs 0.250": the candidate's pass@1 against the baseline's. */
+static void cell_versus(rlvr_text *t, double cand, double base) {
+    cell_num(t, cand, "%.3f");
+    rlvr_text_printf(t, " vs ");
+    cell_num(t, base, "%.3f");
+}
+
+/* " [-0.010, +0.140] pass": an interval and its verdict. */
+static void cell_interval(rlvr_text *t, double low, double high, int8_t passed) {
+    rlvr_text_printf(t, " [");
+    cell_num(t, low, "%+.3f");
+    rlvr_text_printf(t, ", ");
+    cell_num(t, high, "%+.3f");
+    rlvr_text_printf(t, "] ");
+    cell_verdict(t, passed);
+}
+
 static void gate_regression_cell(rlvr_text *t, const rlvr_report_gate *g) {
     cell_verdict(t, g->regression_passed);
     if (!g->n_families) {
@@ -119,15 +136,8 @@ static void gate_regression_cell(rlvr_text *t, const rlvr_report_gate *g) {
         rlvr_text_printf(t, "<br>");
         rlvr_text_escaped(t, f->name);
         rlvr_text_printf(t, ": ");
-        cell_num(t, f->cand_pass1, "%.3f");
-        rlvr_text_printf(t, " vs ");
-        cell_num(t, f->base_pass1, "%.3f");
-        rlvr_text_printf(t, " [");
-        cell_num(t, f->low, "%+.3f");
-        rlvr_text_printf(t, ", ");
-        cell_num(t, f->high, "%+.3f");
-        rlvr_text_printf(t, "] ");
-        cell_verdict(t, f->passed);
+        cell_versus(t, f->cand_pass1, f->base_pass1);
+        cell_interval(t, f->low, f->high, f->passed);
     }
 }
 
@@ -146,17 +156,10 @@ static void gate_table(rlvr_text *t, const rlvr_report *r) {
         rlvr_text_printf(t, "</td><td>");
         cell_verdict(t, g->passed);
         rlvr_text_printf(t, "</td><td>");
-        cell_num(t, tg->cand_pass1, "%.3f");
-        rlvr_text_printf(t, " vs ");
-        cell_num(t, tg->base_pass1, "%.3f");
+        cell_versus(t, tg->cand_pass1, tg->base_pass1);
         rlvr_text_printf(t, "</td><td>");
         cell_num(t, tg->mean_diff, "%+.3f");
-        rlvr_text_printf(t, " [");
-        cell_num(t, tg->low, "%+.3f");
-        rlvr_text_printf(t, ", ");
-        cell_num(t, tg->high, "%+.3f");
-        rlvr_text_printf(t, "] ");
-        cell_verdict(t, tg->passed);
+        cell_interval(t, tg->low, tg->high, tg->passed);
         rlvr_text_printf(t, "</td><td>");
         cell_num(t, tg->tolerance, "%.3f");
         rlvr_text_printf(t, "</td><td>");

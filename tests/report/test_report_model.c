@@ -41,60 +41,56 @@ static double rl_time_unix(int i) { return T0 + 12.0 * (i + 1); }
 
 static void set(rlvr_metrics_row *row, rlvr_metric m, double v) { row->value[m] = v; }
 
-/* Every RL chart's columns but clip_fraction and kl (NaN in every row). */
-static int write_rl_metrics(const char *path) {
+/* Writes `rows` rows to a new metrics file; fill(i, row) sets row i. */
+static int write_metrics(const char *path, int rows, void (*fill)(int, rlvr_metrics_row *)) {
     rlvr_metrics *m = NULL;
     RLVR_TRY(rlvr_metrics_open(&m, path, -1));
     int rc = 0;
-    for (int i = 0; i < ROWS && rc == 0; i++) {
+    for (int i = 0; i < rows && rc == 0; i++) {
         rlvr_metrics_row row;
-        rlvr_metrics_row_init(&row, rl_step(i));
-        set(&row, RLVR_METRIC_TIME_UNIX, rl_time_unix(i));
-        set(&row, RLVR_METRIC_STEP_TIME_S, rl_step_time(i));
-        set(&row, RLVR_METRIC_REWARD_MEAN, rl_reward(i));
-        set(&row, RLVR_METRIC_REWARD_STD, rl_std(i));
-        set(&row, RLVR_METRIC_PASS_RATE, rl_pass(i));
-        set(&row, RLVR_METRIC_GROUPS, 6 + i % 3);
-        set(&row, RLVR_METRIC_GROUPS_ZERO_VAR, i % 4);
-        set(&row, RLVR_METRIC_DRAW_ROUNDS, 1 + i % 2);
-        set(&row, RLVR_METRIC_ENTROPY, 0.9 - 0.01 * i);
-        set(&row, RLVR_METRIC_ENTROPY_COEF, 0.001 * (1 + i % 5));
-        set(&row, RLVR_METRIC_POLICY_TOKENS, 120 + 3 * i);
-        set(&row, RLVR_METRIC_TRUNCATED, 0.01 * (i % 7));
-        set(&row, RLVR_METRIC_STALENESS_MEAN, 0.5 + 0.01 * i);
-        set(&row, RLVR_METRIC_STALENESS_DROPPED, i % 2);
-        set(&row, RLVR_METRIC_INFRA_ERRORS, 0);
-        set(&row, RLVR_METRIC_GRAD_NORM, 1.5 - 0.02 * i);
-        set(&row, RLVR_METRIC_LOGPROB_DIFF_MAX, 1e-3 * (1 + i % 4));
-        set(&row, RLVR_METRIC_ROLLOUTS_PER_S, 3.2 + 0.1 * (i % 5));
-        set(&row, RLVR_METRIC_TOKENS_PER_S, 400 + 10 * i);
-        set(&row, RLVR_METRIC_GENERATE_S, 14.0 + 0.1 * i);
-        set(&row, RLVR_METRIC_VERIFY_S, 2.5);
-        set(&row, RLVR_METRIC_TRAIN_S, 3.0);
-        set(&row, RLVR_METRIC_IDLE_S, 0.5);
-        set(&row, RLVR_METRIC_LOSS, 0.3 - 0.005 * i);
-        set(&row, RLVR_METRIC_LR, 1e-5);
+        fill(i, &row);
         rc = rlvr_metrics_append(m, &row);
     }
     int rc2 = rlvr_metrics_close(m);
     return rc ? rc : rc2;
 }
 
-static int write_sft_metrics(const char *path) {
-    rlvr_metrics *m = NULL;
-    RLVR_TRY(rlvr_metrics_open(&m, path, -1));
-    int rc = 0;
-    for (int i = 0; i < SFT_ROWS && rc == 0; i++) {
-        rlvr_metrics_row row;
-        rlvr_metrics_row_init(&row, i + 1);
-        set(&row, RLVR_METRIC_TIME_UNIX, T0 - 100 + 2.0 * i);
-        set(&row, RLVR_METRIC_STEP_TIME_S, 2.0);
-        set(&row, RLVR_METRIC_LOSS, 2.0 / (i + 1));
-        set(&row, RLVR_METRIC_LR, 1e-4);
-        rc = rlvr_metrics_append(m, &row);
-    }
-    int rc2 = rlvr_metrics_close(m);
-    return rc ? rc : rc2;
+/* Every RL chart's columns but clip_fraction and kl (NaN in every row). */
+static void rl_row(int i, rlvr_metrics_row *row) {
+    rlvr_metrics_row_init(row, rl_step(i));
+    set(row, RLVR_METRIC_TIME_UNIX, rl_time_unix(i));
+    set(row, RLVR_METRIC_STEP_TIME_S, rl_step_time(i));
+    set(row, RLVR_METRIC_REWARD_MEAN, rl_reward(i));
+    set(row, RLVR_METRIC_REWARD_STD, rl_std(i));
+    set(row, RLVR_METRIC_PASS_RATE, rl_pass(i));
+    set(row, RLVR_METRIC_GROUPS, 6 + i % 3);
+    set(row, RLVR_METRIC_GROUPS_ZERO_VAR, i % 4);
+    set(row, RLVR_METRIC_DRAW_ROUNDS, 1 + i % 2);
+    set(row, RLVR_METRIC_ENTROPY, 0.9 - 0.01 * i);
+    set(row, RLVR_METRIC_ENTROPY_COEF, 0.001 * (1 + i % 5));
+    set(row, RLVR_METRIC_POLICY_TOKENS, 120 + 3 * i);
+    set(row, RLVR_METRIC_TRUNCATED, 0.01 * (i % 7));
+    set(row, RLVR_METRIC_STALENESS_MEAN, 0.5 + 0.01 * i);
+    set(row, RLVR_METRIC_STALENESS_DROPPED, i % 2);
+    set(row, RLVR_METRIC_INFRA_ERRORS, 0);
+    set(row, RLVR_METRIC_GRAD_NORM, 1.5 - 0.02 * i);
+    set(row, RLVR_METRIC_LOGPROB_DIFF_MAX, 1e-3 * (1 + i % 4));
+    set(row, RLVR_METRIC_ROLLOUTS_PER_S, 3.2 + 0.1 * (i % 5));
+    set(row, RLVR_METRIC_TOKENS_PER_S, 400 + 10 * i);
+    set(row, RLVR_METRIC_GENERATE_S, 14.0 + 0.1 * i);
+    set(row, RLVR_METRIC_VERIFY_S, 2.5);
+    set(row, RLVR_METRIC_TRAIN_S, 3.0);
+    set(row, RLVR_METRIC_IDLE_S, 0.5);
+    set(row, RLVR_METRIC_LOSS, 0.3 - 0.005 * i);
+    set(row, RLVR_METRIC_LR, 1e-5);
+}
+
+static void sft_row(int i, rlvr_metrics_row *row) {
+    rlvr_metrics_row_init(row, i + 1);
+    set(row, RLVR_METRIC_TIME_UNIX, T0 - 100 + 2.0 * i);
+    set(row, RLVR_METRIC_STEP_TIME_S, 2.0);
+    set(row, RLVR_METRIC_LOSS, 2.0 / (i + 1));
+    set(row, RLVR_METRIC_LR, 1e-4);
 }
 
 static const char gate_json[] =
@@ -119,9 +115,9 @@ static int write_run(const char *run) {
     snprintf(sub, sizeof sub, "%s/sweep_a", run);
     RLVR_TRY(rlvr_mkdir_p(sub, 0755));
     snprintf(path, sizeof path, "%s/metrics.h5", run);
-    RLVR_TRY(write_rl_metrics(path));
+    RLVR_TRY(write_metrics(path, ROWS, rl_row));
     snprintf(path, sizeof path, "%s/sft/metrics.h5", run);
-    RLVR_TRY(write_sft_metrics(path));
+    RLVR_TRY(write_metrics(path, SFT_ROWS, sft_row));
     snprintf(path, sizeof path, "%s/gate/step_21.json", run);
     RLVR_TRY(rlvr_write_text_atomic(path, gate_json));
     snprintf(path, sizeof path, "%s/sweep_a/sweep.csv", run);
