@@ -32,6 +32,18 @@ void rlvr_log_init_from_env(void) {
     if (env && rlvr_log_parse_level(env, &level) == 0) log_level = level;
 }
 
+/* `line` holds `n` bytes of prefix; the message goes after them and the
+ * whole line out in one fputs, so lines from threads do not interleave. */
+static void emit(char *line, size_t cap, int n, const char *fmt, va_list ap) {
+    vsnprintf(line + n, cap - (size_t)n, fmt, ap);
+    size_t len = strlen(line);
+    if (len + 1 < cap) {
+        line[len] = '\n';
+        line[len + 1] = '\0';
+    }
+    fputs(line, stderr);
+}
+
 void rlvr_log(rlvr_log_level level, const char *fmt, ...) {
     if (level > log_level) return;
     char line[4096];
@@ -39,13 +51,15 @@ void rlvr_log(rlvr_log_level level, const char *fmt, ...) {
                           : snprintf(line, sizeof line, "[rlvr %s] ", level_tags[level]);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+    emit(line, sizeof line, n, fmt, ap);
     va_end(ap);
-    /* one fputs per line so lines from threads do not interleave mid-line */
-    size_t len = strlen(line);
-    if (len + 1 < sizeof line) {
-        line[len] = '\n';
-        line[len + 1] = '\0';
-    }
-    fputs(line, stderr);
+}
+
+void rlvr_log_line(rlvr_log_level level, const char *fmt, ...) {
+    if (level > log_level) return;
+    char line[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    emit(line, sizeof line, 0, fmt, ap);
+    va_end(ap);
 }

@@ -25,6 +25,15 @@ void rlvr_log_set_rank(int rank);
 
 void rlvr_log(rlvr_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* A line as written, without the "[rlvr ...]" prefix, at `level`: the
+ * progress a person watches (a step's line, "checkpoint PATH") and the
+ * job-ending messages a script greps, which keep their own wording. The
+ * library prints nothing to stderr any other way, so RLVR_LOG=warn quiets
+ * a job's progress and a library caller (tests, benchmarks) sees none at the
+ * default level. */
+void rlvr_log_line(rlvr_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define rlvr_progress(...) rlvr_log_line(RLVR_LOG_INFO, __VA_ARGS__)
+
 #define rlvr_log_error(...) rlvr_log(RLVR_LOG_ERROR, __VA_ARGS__)
 #define rlvr_log_warn(...) rlvr_log(RLVR_LOG_WARN, __VA_ARGS__)
 #define rlvr_log_info(...) rlvr_log(RLVR_LOG_INFO, __VA_ARGS__)

@@ -61,9 +61,9 @@ static const char *role_name(const dist *d) { return rlvr_role_name(d->roles.rol
  * start-up agreement's value for it. */
 int rlvr_dist_report(dist *d, int rc) {
     const char *msg = rlvr_error_last();
-    if (d->roles.is_leader) fprintf(stderr, "rlvr train: error: %s\n", msg[0] ? msg : rlvr_error_name(rc));
+    if (d->roles.is_leader) rlvr_log_line(RLVR_LOG_ERROR, "rlvr train: error: %s", msg[0] ? msg : rlvr_error_name(rc));
     else
-        fprintf(stderr, "rlvr train: %s rank %d (world rank %d): error: %s\n", role_name(d), d->roles.role_rank,
+        rlvr_log_line(RLVR_LOG_ERROR, "rlvr train: %s rank %d (world rank %d): error: %s", role_name(d), d->roles.role_rank,
                 d->roles.world_rank, msg[0] ? msg : rlvr_error_name(rc));
     d->reported = true;
     return setup_code_of(rc);
@@ -155,14 +155,14 @@ int rlvr_dist_say_done(dist *d, int64_t stop_step) {
 static int train_single(rlvr_run *r, bool resume) {
     rlvr_trainer *t = NULL;
     if (r->train.max_staleness > 0)
-        fprintf(stderr, "train: [train] max_staleness = %lld: bounded-async training needs rollout ranks (mpirun or "
-                        "srun with [layout]); one process trains synchronously\n",
+        rlvr_log_line(RLVR_LOG_WARN, "train: [train] max_staleness = %lld: bounded-async training needs rollout ranks (mpirun or "
+                        "srun with [layout]); one process trains synchronously",
                 (long long)r->train.max_staleness);
     int rc = rlvr_trainer_new(&t, r, resume);
     if (rc == 0) rc = rlvr_trainer_run(t);
     rlvr_trainer_free(t);
     if (rc == 1) {
-        fprintf(stderr, "train: stopped by signal %d after a checkpoint; resume with --resume\n",
+        rlvr_log_line(RLVR_LOG_WARN, "train: stopped by signal %d after a checkpoint; resume with --resume",
                 (int)rlvr_run_stop_flag);
         return 1;
     }
@@ -199,7 +199,7 @@ static rlvr_train_outcome failed_on_every_rank(int rc) {
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     if (me == 0) {
         const char *msg = rlvr_error_last();
-        fprintf(stderr, "rlvr train: error: %s\n", msg[0] ? msg : rlvr_error_name(rc));
+        rlvr_log_line(RLVR_LOG_ERROR, "rlvr train: error: %s", msg[0] ? msg : rlvr_error_name(rc));
         fflush(stderr);
     }
     MPI_Barrier(MPI_COMM_WORLD);

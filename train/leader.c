@@ -238,7 +238,7 @@ static int dist_after_update(void *ctx, const rlvr_model *model, int64_t version
     RLVR_TRY(rlvr_dist_agree_max(d, (int)rlvr_run_stop_flag, d->timeout_s, &sig));
     if (sig && !rlvr_run_stop_flag) {
         rlvr_run_stop_flag = sig; /* another rank caught it: checkpoint and stop here too */
-        fprintf(stderr, "train: a rank caught signal %d: stopping after this step\n", sig);
+        rlvr_log_line(RLVR_LOG_WARN, "train: a rank caught signal %d: stopping after this step", sig);
     }
     return 0;
 }
@@ -249,9 +249,9 @@ static int leader_abort(leader *l, int rc) {
     char latest[RLVR_IO_PATH_CAP];
     rlvr_dist_report(d, rc);
     if (rlvr_checkpoint_latest(d->run->io.checkpoint_dir, latest, sizeof latest) == 0)
-        fprintf(stderr, "rlvr train: the last checkpoint is %s: fix the cause and rerun with --resume\n", latest);
+        rlvr_log_line(RLVR_LOG_ERROR, "rlvr train: the last checkpoint is %s: fix the cause and rerun with --resume", latest);
     else
-        fprintf(stderr, "rlvr train: no checkpoint was written yet: fix the cause and rerun\n");
+        rlvr_log_line(RLVR_LOG_ERROR, "rlvr train: no checkpoint was written yet: fix the cause and rerun");
     fflush(NULL);
     d->abort = true;
     return rc;
@@ -280,11 +280,11 @@ static int lead_steps(leader *l, rlvr_trainer *t) {
     rc = rlvr_trainer_run(t);
     if (rc < 0) return leader_abort(l, rc);
     if (d->roles.layout.trainer > 1)
-        fprintf(stderr, "train: %d trainer ranks: weights identical on every rank after each of %lld updates\n",
+        rlvr_progress("train: %d trainer ranks: weights identical on every rank after each of %lld updates",
                 d->roles.layout.trainer, (long long)l->dp.replica_checks);
     int outcome = rc; /* 1: stopped by a signal */
     if (rc == 1)
-        fprintf(stderr, "train: stopped by signal %d after a checkpoint; resume with --resume\n",
+        rlvr_log_line(RLVR_LOG_WARN, "train: stopped by signal %d after a checkpoint; resume with --resume",
                 (int)rlvr_run_stop_flag);
     if (d->async) {
         rlvr_leader_async_summary(l);
@@ -320,7 +320,7 @@ int rlvr_dist_lead(dist *d, bool resume, const char *const *hosts) {
         rlvr_trainer_free(t);
         return rlvr_dist_setup_failed(d, all);
     }
-    fprintf(stderr, "train: %d ranks: %d trainer, %d verifier, %d rollout\n", d->roles.world_size,
+    rlvr_progress("train: %d ranks: %d trainer, %d verifier, %d rollout", d->roles.world_size,
             d->roles.layout.trainer, d->roles.layout.verifier, d->roles.layout.rollout);
     l.trainer = t;
     const int ranks[3] = {d->roles.layout.trainer, d->roles.layout.verifier, d->roles.layout.rollout};

@@ -183,7 +183,7 @@ static int publish_promoted(leader *l) {
         rc = rlvr_weights_publish_start(d->weights, rlvr_model_params_read(m), version); /* copies the weights */
         rlvr_model_free(m);
         RLVR_TRY(rc);
-        fprintf(stderr, "train: rollout ranks now use the promoted checkpoint %s (version %lld)\n", path,
+        rlvr_progress("train: rollout ranks now use the promoted checkpoint %s (version %lld)", path,
                 (long long)version);
         snprintf(l->promoted, sizeof l->promoted, "%s", path);
         l->published = version;
@@ -268,7 +268,7 @@ static int async_control(leader *l, int *done) {
     if (c.what == RLVR_CONTROL_SIGNAL) {
         if (!rlvr_run_stop_flag) {
             rlvr_run_stop_flag = (int)c.step;
-            fprintf(stderr, "train: world rank %d caught signal %lld: stopping after this step\n", d->msg.source,
+            rlvr_log_line(RLVR_LOG_WARN, "train: world rank %d caught signal %lld: stopping after this step", d->msg.source,
                     (long long)c.step);
         }
         return 0;
@@ -496,14 +496,16 @@ int rlvr_leader_async_shutdown(leader *l, int64_t reached) {
 
 void rlvr_leader_async_summary(const leader *l) {
     const rlvr_admission *a = &l->adm;
-    fprintf(stderr, "train: admission (Δv_max %lld): %llu groups' rollouts arrived, %llu admitted, %llu dropped as "
-                    "stale, largest Δv %lld; by Δv:",
-            (long long)a->max_staleness, (unsigned long long)a->arrived, (unsigned long long)a->admitted,
-            (unsigned long long)a->dropped_stale, (long long)a->max_seen);
-    for (int b = 0; b < RLVR_STALENESS_BINS; b++)
-        if (a->histogram[b]) fprintf(stderr, " %d%s:%llu", b, b == RLVR_STALENESS_BINS - 1 ? "+" : "",
-                                     (unsigned long long)a->histogram[b]);
-    fprintf(stderr, "\n");
+    char bins[512] = "";
+    size_t used = 0;
+    for (int b = 0; b < RLVR_STALENESS_BINS && used < sizeof bins; b++)
+        if (a->histogram[b])
+            used += (size_t)snprintf(bins + used, sizeof bins - used, " %d%s:%llu", b,
+                                     b == RLVR_STALENESS_BINS - 1 ? "+" : "", (unsigned long long)a->histogram[b]);
+    rlvr_progress("train: admission (Δv_max %lld): %llu groups' rollouts arrived, %llu admitted, %llu dropped as "
+                  "stale, largest Δv %lld; by Δv:%s",
+                  (long long)a->max_staleness, (unsigned long long)a->arrived, (unsigned long long)a->admitted,
+                  (unsigned long long)a->dropped_stale, (long long)a->max_seen, bins);
 }
 
 int rlvr_leader_async_start(leader *l, rlvr_trainer *t) {
@@ -513,7 +515,7 @@ int rlvr_leader_async_start(leader *l, rlvr_trainer *t) {
     RLVR_TRY(l->outstanding ? rlvr_admission_init(&l->adm, r->train.max_staleness)
                             : RLVR_FAIL(RLVR_ENOMEM, "out of memory"));
     l->draw_version = -1;
-    fprintf(stderr, "train: bounded-async, Δv_max = %lld: %d groups kept handed out\n",
+    rlvr_progress("train: bounded-async, Δv_max = %lld: %d groups kept handed out",
             (long long)r->train.max_staleness, async_target(l));
     rlvr_trainer_set_async(t, dist_take, l, dist_forks, l, dist_after_update_async, l);
     return 0;

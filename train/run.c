@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "core/text.h"
 #include "core/sys.h"
 #include "enclave/config.h"
 #include "envs/gen.h"
@@ -182,11 +183,20 @@ typedef struct {
     char error_text[1024];
 } check_job;
 
+/* One line to the caller's stream, or through core/log when it gave none. */
+static void progress_line(FILE *progress, const char *line) {
+    if (!progress) {
+        rlvr_progress("%s", line);
+        return;
+    }
+    fprintf(progress, "%s\n", line);
+    fflush(progress);
+}
+
 static void print_result(check_job *job, size_t i) {
     const rlvr_task *t = rlvr_task_pool_get(job->pool, i);
     const rlvr_task_check_result *r = &job->results[i];
     job->done++;
-    if (!job->progress) return;
     if (job->json) {
         json_t *q = json_array();
         for (size_t k = 0; k < r->quarantined.n; k++) json_array_append_new(q, json_string(r->quarantined.items[k]));
@@ -194,19 +204,20 @@ static void print_result(check_job *job, size_t i) {
                               rlvr_task_check_status_name(r->status), "reason", r->reason, "quarantined", q, "runs",
                               r->runs, "probes", r->probes, "wall_s", r->wall_s);
         char *text = o ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(4)) : NULL;
-        if (text) fprintf(job->progress, "%s\n", text);
+        if (text) progress_line(job->progress, text);
         free(text);
         json_decref(o);
-    } else {
-        fprintf(job->progress, "[%zu/%zu] %-6s %s (%d runs, %d probes, %.1f s)", job->done,
-                rlvr_task_pool_size(job->pool), rlvr_task_check_status_name(r->status), t->id, r->runs, r->probes,
-                r->wall_s);
-        if (r->reason[0]) fprintf(job->progress, ": %s", r->reason);
-        for (size_t k = 0; k < r->quarantined.n; k++)
-            fprintf(job->progress, "%s%s", k ? ", " : "; quarantined: ", r->quarantined.items[k]);
-        fprintf(job->progress, "\n");
+        return;
     }
-    fflush(job->progress);
+    rlvr_text line = {0};
+    rlvr_text_printf(&line, "[%zu/%zu] %-6s %s (%d runs, %d probes, %.1f s)", job->done,
+                     rlvr_task_pool_size(job->pool), rlvr_task_check_status_name(r->status), t->id, r->runs, r->probes,
+                     r->wall_s);
+    if (r->reason[0]) rlvr_text_printf(&line, ": %s", r->reason);
+    for (size_t k = 0; k < r->quarantined.n; k++)
+        rlvr_text_printf(&line, "%s%s", k ? ", " : "; quarantined: ", r->quarantined.items[k]);
+    if (line.data) progress_line(job->progress, line.data);
+    rlvr_text_free(&line);
 }
 
 static void *check_worker(void *arg) {
@@ -254,9 +265,12 @@ int rlvr_run_check_pool(const char *pool_path, const char *manifest_path, const 
     size_t by_time = 0;
     int rc = rlvr_task_pools_split_check((const rlvr_task_pool *const *)&pool, 1, &by_time);
     size_t n = rlvr_task_pool_size(pool);
-    if (rc == 0 && progress && !json)
-        fprintf(progress, "split hygiene ok: %zu task%s, %zu split key%s shared by train and eval split by time\n", n,
-                n == 1 ? "" : "s", by_time, by_time == 1 ? "" : "s");
+    if (rc == 0 && !json) {
+        char line[256];
+        snprintf(line, sizeof line, "split hygiene ok: %zu task%s, %zu split key%s shared by train and eval split by time",
+                 n, n == 1 ? "" : "s", by_time, by_time == 1 ? "" : "s");
+        progress_line(progress, line);
+    }
     if (rc == 0 && pool_needs_host(pool)) rc = rlvr_sandbox_host_new(&host, host_options);
     check_job job = {.pool = pool, .host = host, .opts = opts, .json = json, .progress = progress};
     job.results = rc == 0 ? calloc(n, sizeof *job.results) : NULL;
@@ -305,7 +319,7 @@ static int generate_into(rlvr_run *r, const char *dir, const rlvr_task_gen_optio
         const rlvr_task_gen_options *g = &ranges[i];
         if (g->count == 0) continue;
         size_t written = 0;
-        fprintf(stderr, "rlvr: generating %lld %s %s tasks (difficulty %d, seed %llu)\n", (long long)g->count,
+        rlvr_progress("rlvr: generating %lld %s %s tasks (difficulty %d, seed %llu)", (long long)g->count,
                 r->tasks.family, rlvr_split_name(g->split), g->difficulty, (unsigned long long)g->seed);
         RLVR_TRY(rlvr_task_gen(g, part, &written));
     }
@@ -382,12 +396,12 @@ static int check_built_pool(rlvr_run *r, const char *manifest) {
     opts.seed = r->tasks.seed;
     int jobs = r->tasks.check_jobs > 0 ? (int)r->tasks.check_jobs : rlvr_physical_cores();
     size_t ok = 0, total = 0;
-    fprintf(stderr, "rlvr: validating the pool in enclaves (%d quarantine runs per task, %d at a time)\n",
+    rlvr_progress("rlvr: validating the pool in enclaves (%d quarantine runs per task, %d at a time)",
             opts.quarantine_runs, jobs);
     rlvr_sandbox_host_options ho;
     RLVR_TRY(rlvr_sandbox_host_options_from_config(r->cfg, &ho));
-    RLVR_TRY(rlvr_run_check_pool(r->pool_path, manifest, &opts, &ho, jobs, false, stderr, &ok, &total));
-    fprintf(stderr, "rlvr: %zu of %zu tasks usable; manifest %s\n", ok, total, manifest);
+    RLVR_TRY(rlvr_run_check_pool(r->pool_path, manifest, &opts, &ho, jobs, false, NULL, &ok, &total));
+    rlvr_progress("rlvr: %zu of %zu tasks usable; manifest %s", ok, total, manifest);
     return 0;
 }
 

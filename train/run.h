@@ -158,7 +158,8 @@ extern volatile sig_atomic_t rlvr_run_stop_flag;
 int rlvr_run_path(char *out, size_t cap, const char *dir, const char *leaf);
 
 /* Validates a pool in parallel (jobs workers), printing one line per task to
- * `progress` (NULL: quiet), and writes its manifest. *ok = usable tasks. */
+ * `progress` (NULL: through core/log, as progress), and writes its manifest.
+ * *ok = usable tasks. */
 int rlvr_run_check_pool(const char *pool_path, const char *manifest_path, const rlvr_task_check_options *opts,
                         const rlvr_sandbox_host_options *host_options, int jobs, bool json, FILE *progress, size_t *ok,
                         size_t *total);

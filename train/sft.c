@@ -90,8 +90,8 @@ static int render_demos(rlvr_run *r, rlvr_model *model, int limit, bool recovery
             if (pass == 0 || gets_recovery(i, share)) rc = demo_set_add(&set, t, pass == 1);
         }
     if (rc == 0 && n_recovery > 0)
-        fprintf(stderr, "sft: %d recovery demonstrations (a refused edit, then the right one); %d of the %d tasks "
-                        "chosen allow none (arith, or a fix whose new text the file already holds)\n",
+        rlvr_progress("sft: %d recovery demonstrations (a refused edit, then the right one); %d of the %d tasks "
+                        "chosen allow none (arith, or a fix whose new text the file already holds)",
                 n_recovery - set.no_mistake, set.no_mistake, n_recovery);
     int n = set.n;
     rlvr_harness_job *jobs = set.jobs;
@@ -111,7 +111,7 @@ static int render_demos(rlvr_run *r, rlvr_model *model, int limit, bool recovery
         rc = rlvr_harness_run(s, r->tok, &r->harness, jobs + done, chunk);
         done += chunk;
         if (rc == 0 && done < n && (done / per_call) % 4 == 0)
-            fprintf(stderr, "sft: %d/%d %s rendered (%.0f s)\n", done, n, what, rlvr_now() - t0);
+            rlvr_progress("sft: %d/%d %s rendered (%.0f s)", done, n, what, rlvr_now() - t0);
     }
     bool stopped = rc == 0 && done < n; /* by a signal: nothing rendered is kept */
     int kept = 0, dropped = 0;
@@ -128,7 +128,7 @@ static int render_demos(rlvr_run *r, rlvr_model *model, int limit, bool recovery
         kept++;
     }
     if (rc == 0 && !stopped)
-        fprintf(stderr, "sft: %d %s rendered through the harness in %.1f s (%d left out)\n", kept, what,
+        rlvr_progress("sft: %d %s rendered through the harness in %.1f s (%d left out)", kept, what,
                 rlvr_now() - t0, dropped);
     if (rc == 0 && !stopped && kept == 0) rc = RLVR_FAIL(RLVR_EINVAL, "sft: no usable demonstration");
     for (int i = 0; jobs && i < n; i++) rlvr_harness_job_clear(&jobs[i]);
@@ -220,8 +220,8 @@ int rlvr_sft_learn_tokenizer(rlvr_run *r, rlvr_model *model) {
     if (tr) rlvr_bpe_trainer_counts(tr, &pieces, &bytes);
     if (rc == 0) rc = rlvr_run_set_tokenizer(r, tok, "the demonstrations");
     if (rc == 0)
-        fprintf(stderr, "sft: learned a BPE tokenizer of %d merges from %d demonstrations (%lld bytes of text) in "
-                        "%.1f s; a demonstration takes %.0f ids instead of %.0f (%.2fx fewer)\n",
+        rlvr_progress("sft: learned a BPE tokenizer of %d merges from %d demonstrations (%lld bytes of text) in "
+                        "%.1f s; a demonstration takes %.0f ids instead of %.0f (%.2fx fewer)",
                 (int)n_merges, n, (long long)bytes, rlvr_now() - t0, (double)after.ids / n, (double)before / n,
                 after.ids ? (double)before / (double)after.ids : 0.0);
     free(merges);
@@ -277,7 +277,7 @@ static int save(sft_state *st, int64_t step) {
     }
     char path[RLVR_IO_PATH_CAP];
     RLVR_TRY(rlvr_checkpoint_commit(w, path, sizeof path));
-    fprintf(stderr, "sft: checkpoint %s\n", path);
+    rlvr_progress("sft: checkpoint %s", path);
     return 0;
 }
 
@@ -344,7 +344,7 @@ int rlvr_sft_run(rlvr_run *r, bool resume, char *final_checkpoint, size_t cap) {
     int64_t start = 0;
     int rc = resume_step(st.io.checkpoint_dir, resume, &start, latest, sizeof latest);
     if (rc == 1) {
-        fprintf(stderr, "sft: resuming from %s (step %lld)\n", latest, (long long)start);
+        rlvr_progress("sft: resuming from %s (step %lld)", latest, (long long)start);
         rc = rlvr_run_load_model(r, latest, true, &st.model);
     } else if (rc == 0) {
         rc = rlvr_run_new_model(r, &st.model);
@@ -362,7 +362,7 @@ int rlvr_sft_run(rlvr_run *r, bool resume, char *final_checkpoint, size_t cap) {
     static const int one_process[3] = {1, 0, 0}; /* SFT runs in one process */
     if (rc == 0) rc = rlvr_run_manifest_begin(r, st.io.manifest_path, one_process, NULL, 0, &manifest);
     if (rc == 0) rc = rlvr_metrics_open(&st.metrics, st.io.metrics_path, start > 0 ? start : -1);
-    fprintf(stderr, "sft: %lld steps of %lld demonstrations, model %zu parameters\n", (long long)r->sft.steps,
+    rlvr_progress("sft: %lld steps of %lld demonstrations, model %zu parameters", (long long)r->sft.steps,
             (long long)r->sft.batch_sequences, st.model ? rlvr_model_num_params(st.model) : 0);
     double t_start = rlvr_now(), ema = NAN;
     int64_t step = start;
@@ -377,7 +377,7 @@ int rlvr_sft_run(rlvr_run *r, bool resume, char *final_checkpoint, size_t cap) {
         ema = isnan(ema) ? loss : 0.9 * ema + 0.1 * loss;
         if (rc == 0 && (step % 10 == 0 || step == r->sft.steps)) {
             double el = rlvr_now() - t_start, eta = el / (double)(step - start) * (double)(r->sft.steps - step);
-            fprintf(stderr, "sft step %lld/%lld  loss %.4f (avg %.4f)  grad %.2f  lr %.2e  %.0f tok/s  eta %.0f s\n",
+            rlvr_progress("sft step %lld/%lld  loss %.4f (avg %.4f)  grad %.2f  lr %.2e  %.0f tok/s  eta %.0f s",
                     (long long)step, (long long)r->sft.steps, loss, ema, row.value[RLVR_METRIC_GRAD_NORM],
                     row.value[RLVR_METRIC_LR], row.value[RLVR_METRIC_TOKENS_PER_S], eta);
         }

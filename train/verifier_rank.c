@@ -130,9 +130,8 @@ int rlvr_dist_verify(dist *d) {
         if (rc < 0) return rlvr_dist_abort(d, rc);
         int64_t runs = 0, cached = 0, freed = 0;
         rlvr_verifiers_counts(vr.verifiers, &runs, &cached, &freed);
-        fprintf(stderr,
-                "train: verifier rank %d: %lld enclave verifications, %lld verdicts from the cache; %lld idle task "
-                "enclaves freed\n",
+        rlvr_progress("train: verifier rank %d: %lld enclave verifications, %lld verdicts from the cache; %lld idle task "
+                "enclaves freed",
                 d->roles.role_rank, (long long)runs, (long long)cached, (long long)freed);
     }
     rlvr_verifiers_free(vr.verifiers);
