@@ -1,5 +1,5 @@
 /* slurm/sbatch.h — batch scripts and Slurm's command-line clients, shared by
- * `rlvr submit` (chains, jobs/submit.c) and `rlvr sweep`.
+ * `rlvr submit` (chains, slurm/chain.h) and `rlvr sweep`.
  *
  * Scripts are rendered from templates with @KEY@ placeholders; jobs are
  * submitted with `sbatch --parsable`, looked up with squeue / sacct and
