@@ -142,10 +142,8 @@ static void test_table(void) {
     rlvr_config_free(cfg);
 
     /* docs/CONFIG.md documents every key with the table's default */
-    const char *src = getenv("RLVR_SOURCE_DIR");
     char path[4096];
-    snprintf(path, sizeof path, "%s/docs/CONFIG.md", src ? src : ".");
-    char *doc = read_text(path);
+    char *doc = read_text(test_source_path(path, sizeof path, "docs/CONFIG.md"));
     CHECK_MSG(doc != NULL, "cannot read %s", path);
     for (const rlvr_config_key *k = rlvr_slurm_config_keys; doc && k->key; k++) {
         char def[128];
