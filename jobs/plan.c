@@ -1,10 +1,11 @@
 /* jobs/plan.c — `rlvr plan CONFIG [--json]`: the capacity planner.
  *
  * Loads the run configuration (rl/ sections and [plan]), validates it, asks
- * rl/plan.h for the figures and prints them as a table or as JSON. Nothing is
- * computed here beyond formatting. */
+ * rl/plan.h for the figures and prints them, formatted by rl/plan.h too, as
+ * a table or as JSON: parse, call, print. */
 #include "core/config.h"
 #include "core/error.h"
+#include "jobs/args.h"
 #include "jobs/commands.h"
 #include "jobs/schemas.h"
 #include "rl/config.h"
@@ -16,54 +17,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* ---- number formatting ------------------------------------------------- */
-
-/* Integer with a space between groups of three digits from five digits on,
- * as docs/RL.md "Worked examples" writes them: 8192, 15 360, 1 797 120. */
-static const char *grouped(char *buf, size_t cap, int64_t v) {
-    char digits[32];
-    snprintf(digits, sizeof digits, "%" PRId64, v < 0 ? -v : v);
-    size_t n = strlen(digits), j = 0;
-    if (v < 0 && j + 1 < cap) buf[j++] = '-';
-    for (size_t i = 0; i < n && j + 2 < cap; i++) {
-        if (n > 4 && i > 0 && (n - i) % 3 == 0) buf[j++] = ' ';
-        buf[j++] = digits[i];
-    }
-    buf[j] = '\0';
-    return buf;
-}
-
-/* The value with as few decimals (up to max_exact) as show it exactly, else
- * rounded to `fallback` decimals: 56.25 stays 56.25, 99.667 becomes 99.7. */
-static const char *decimals(char *buf, size_t cap, double v, int max_exact, int fallback) {
-    for (int d = 0; d <= max_exact; d++) {
-        double scale = pow(10.0, d);
-        if (fabs(round(v * scale) / scale - v) <= 1e-9 * (fabs(v) > 1 ? fabs(v) : 1)) {
-            snprintf(buf, cap, "%.*f", d, v);
-            return buf;
-        }
-    }
-    snprintf(buf, cap, "%.*f", fallback, v);
-    return buf;
-}
-
-/* A probability: exact up to 4 decimals (0.008, 0.0625), else 2 significant
- * digits (0.66, 3.9e-11). */
-static const char *prob(char *buf, size_t cap, double p) {
-    for (int d = 0; d <= 4; d++) {
-        double scale = pow(10.0, d);
-        if (fabs(round(p * scale) / scale - p) <= 1e-12) {
-            snprintf(buf, cap, "%.*f", d, p);
-            return buf;
-        }
-    }
-    snprintf(buf, cap, "%#.2g", p);
-    return buf;
-}
-
-/* A share as a percentage: exact up to 2 decimals, else 1 decimal. */
-static const char *pct(char *buf, size_t cap, double share) { return decimals(buf, cap, share * 100.0, 2, 1); }
-
 #define B(name) char name[48]
 #define SZ(name) name, sizeof name
 
@@ -74,54 +27,54 @@ static void print_table(const char *path, const rlvr_plan_inputs *in, const rlvr
     printf("rlvr plan: %s\n\n", path);
 
     printf("Group signal (typical task p = %s, hard task p = %s, flaky-test pass rate %s; advantage %s, eps %g)\n",
-           prob(SZ(a), in->success_rate), prob(SZ(b), in->hard_success_rate), prob(SZ(c), in->flaky_pass_rate),
+           rlvr_plan_fmt_prob(SZ(a), in->success_rate), rlvr_plan_fmt_prob(SZ(b), in->hard_success_rate), rlvr_plan_fmt_prob(SZ(c), in->flaky_pass_rate),
            rlvr_config_enum_name(rlvr_rl_config_keys, "grpo", "advantage", (int)in->advantage, SZ(d)), in->std_eps);
     printf("  %5s  %8s  %12s  %19s  %12s  %13s  %18s\n", "G", "pass@G", "P(no signal)", "hard: P(no success)",
            "1 win: mean", "its advantage", "P(lucky flaky pass)");
     for (int32_t i = 0; i < r->n_groups; i++) {
         const rlvr_plan_group_row *row = &r->groups[i];
         char pass[56];
-        snprintf(pass, sizeof pass, "%s %%", pct(SZ(a), row->pass_at_g));
-        printf("  %5d  %8s  %12s  %19s  %12s  %13.2f  %18s\n", row->G, pass, prob(SZ(b), row->zero_signal),
-               prob(SZ(c), row->hard_no_success), prob(SZ(d), row->lone_winner_mean), row->lone_winner_advantage,
-               prob(SZ(e), row->flaky_lucky_pass));
+        snprintf(pass, sizeof pass, "%s %%", rlvr_plan_fmt_pct(SZ(a), row->pass_at_g));
+        printf("  %5d  %8s  %12s  %19s  %12s  %13.2f  %18s\n", row->G, pass, rlvr_plan_fmt_prob(SZ(b), row->zero_signal),
+               rlvr_plan_fmt_prob(SZ(c), row->hard_no_success), rlvr_plan_fmt_prob(SZ(d), row->lone_winner_mean), row->lone_winner_advantage,
+               rlvr_plan_fmt_prob(SZ(e), row->flaky_lucky_pass));
     }
     printf("  group-size rule: a hard task (p = %s) gets G = %d, P(at least one success) = %s "
            "(target %s, at most %d)\n\n",
-           prob(SZ(a), in->hard_success_rate), r->hard_group_size, prob(SZ(b), r->hard_group_success),
-           prob(SZ(c), in->group_target), in->max_group_size);
+           rlvr_plan_fmt_prob(SZ(a), in->hard_success_rate), r->hard_group_size, rlvr_plan_fmt_prob(SZ(b), r->hard_group_success),
+           rlvr_plan_fmt_prob(SZ(c), in->group_target), in->max_group_size);
 
     printf("Verifier false positives (%d groups × %d = %s rollouts per step)\n", in->groups_per_step,
-           in->group_size, grouped(SZ(a), r->rollouts_per_step));
+           in->group_size, rlvr_plan_fmt_int(SZ(a), r->rollouts_per_step));
     printf("  true success %s %% → %s true positives; the verifier accepts %s %% of %s failures → %s false\n",
-           pct(SZ(b), in->true_success_rate), grouped(SZ(c), r->true_positives), pct(SZ(d), in->false_accept_rate),
-           grouped(SZ(e), r->failures), grouped(SZ(f), r->false_positives));
-    printf("  %s / %s = %s %% of positive rewards teach the exploit\n\n", grouped(SZ(a), r->false_positives),
-           grouped(SZ(b), r->true_positives + r->false_positives), pct(SZ(c), r->false_positive_share));
+           rlvr_plan_fmt_pct(SZ(b), in->true_success_rate), rlvr_plan_fmt_int(SZ(c), r->true_positives), rlvr_plan_fmt_pct(SZ(d), in->false_accept_rate),
+           rlvr_plan_fmt_int(SZ(e), r->failures), rlvr_plan_fmt_int(SZ(f), r->false_positives));
+    printf("  %s / %s = %s %% of positive rewards teach the exploit\n\n", rlvr_plan_fmt_int(SZ(a), r->false_positives),
+           rlvr_plan_fmt_int(SZ(b), r->true_positives + r->false_positives), rlvr_plan_fmt_pct(SZ(c), r->false_positive_share));
 
     printf("Flaky-test consensus\n");
     printf("  a broken patch passes a flaky test with %s; it counts only if all %d fresh runs pass: %s^%d = %s\n\n",
-           prob(SZ(a), in->flaky_pass_rate), in->consensus_runs, prob(SZ(b), in->flaky_pass_rate),
-           in->consensus_runs, prob(SZ(c), r->consensus_false_pass));
+           rlvr_plan_fmt_prob(SZ(a), in->flaky_pass_rate), in->consensus_runs, rlvr_plan_fmt_prob(SZ(b), in->flaky_pass_rate),
+           in->consensus_runs, rlvr_plan_fmt_prob(SZ(c), r->consensus_false_pass));
 
     const rlvr_mc_cost *m = &r->mc_full;
     printf("Monte-Carlo turn credit (T = %d turns × L = %s tokens, K = %d forks)\n", in->mc_turns,
-           grouped(SZ(a), in->mc_tokens_per_turn), in->forks);
+           rlvr_plan_fmt_int(SZ(a), in->mc_tokens_per_turn), in->forks);
     printf("  forks at every intermediate turn: base %s + MC %d × %s × %s = %s → total %s tokens = %s× the "
            "trajectory\n",
-           grouped(SZ(a), m->base_tokens), in->forks, grouped(SZ(b), in->mc_tokens_per_turn),
-           grouped(SZ(c), m->turn_sum), grouped(SZ(d), m->mc_tokens), grouped(SZ(e), m->total_tokens),
-           decimals(SZ(f), m->ratio, 2, 1));
+           rlvr_plan_fmt_int(SZ(a), m->base_tokens), in->forks, rlvr_plan_fmt_int(SZ(b), in->mc_tokens_per_turn),
+           rlvr_plan_fmt_int(SZ(c), m->turn_sum), rlvr_plan_fmt_int(SZ(d), m->mc_tokens), rlvr_plan_fmt_int(SZ(e), m->total_tokens),
+           rlvr_plan_fmt_dec(SZ(f), m->ratio, 2, 1));
     printf("  %d branch points per trajectory (expected): MC %s tokens → %s× the trajectory\n",
-           in->max_branch_points, grouped(SZ(a), llround(r->mc_selective_tokens)),
-           decimals(SZ(b), r->mc_selective_ratio, 2, 1));
+           in->max_branch_points, rlvr_plan_fmt_int(SZ(a), llround(r->mc_selective_tokens)),
+           rlvr_plan_fmt_dec(SZ(b), r->mc_selective_ratio, 2, 1));
     printf("  example turn: V̂(s_t) = %.2f → V̂(s_t+1) = %.2f gives Â = %+.2f\n\n", in->value_before,
            in->value_after, r->turn_advantage);
 
     printf("Rollout throughput (%d environments; %d turns × (%s s model + %s s tool) + %s s verify = %s s useful)\n",
-           in->environments, in->turns, decimals(SZ(a), in->model_s_per_turn, 3, 3),
-           decimals(SZ(b), in->tool_s_per_turn, 3, 3), decimals(SZ(c), in->verify_s, 3, 3),
-           decimals(SZ(d), r->useful_s, 3, 3));
+           in->environments, in->turns, rlvr_plan_fmt_dec(SZ(a), in->model_s_per_turn, 3, 3),
+           rlvr_plan_fmt_dec(SZ(b), in->tool_s_per_turn, 3, 3), rlvr_plan_fmt_dec(SZ(c), in->verify_s, 3, 3),
+           rlvr_plan_fmt_dec(SZ(d), r->useful_s, 3, 3));
     printf("  %-17s %10s %9s %13s\n", "reset", "cycle", "useful", "rollouts/h");
     const struct {
         const char *name;
@@ -131,30 +84,30 @@ static void print_table(const char *path, const rlvr_plan_inputs *in, const rlvr
                  r->snapshot_rollouts_per_h}};
     for (int i = 0; i < 2; i++) {
         char cycle[64], useful[64], per_h[64];
-        snprintf(cycle, sizeof cycle, "%s s", decimals(SZ(a), rows[i].cycle, 3, 3));
-        snprintf(useful, sizeof useful, "%s %%", pct(SZ(b), rows[i].useful));
+        snprintf(cycle, sizeof cycle, "%s s", rlvr_plan_fmt_dec(SZ(a), rows[i].cycle, 3, 3));
+        snprintf(useful, sizeof useful, "%s %%", rlvr_plan_fmt_pct(SZ(b), rows[i].useful));
         bool exact = fabs(rows[i].per_h - round(rows[i].per_h)) < 1e-6;
-        snprintf(per_h, sizeof per_h, "%s%s", exact ? "" : "≈ ", grouped(SZ(c), llround(rows[i].per_h)));
+        snprintf(per_h, sizeof per_h, "%s%s", exact ? "" : "≈ ", rlvr_plan_fmt_int(SZ(c), llround(rows[i].per_h)));
         printf("  %-17s %10s %9s %*s\n", rows[i].name, cycle, useful, exact ? 13 : 15, per_h);
     }
     printf("  snapshot / cold = %s× the rollouts per hour on the same model\n\n",
-           decimals(SZ(a), r->reset_speedup, 2, 2));
+           rlvr_plan_fmt_dec(SZ(a), r->reset_speedup, 2, 2));
 
     printf("Step time under heavy-tailed rollouts (%s per step; lognormal sigma %g, median %s s, mean %s s; "
            "train %s s)\n",
-           grouped(SZ(a), r->rollouts_per_step), in->rollout_time_sigma, decimals(SZ(b), r->snapshot_cycle_s, 3, 3),
-           decimals(SZ(c), r->rollout_mean_s, 2, 2), decimals(SZ(d), in->train_step_s, 1, 1));
+           rlvr_plan_fmt_int(SZ(a), r->rollouts_per_step), in->rollout_time_sigma, rlvr_plan_fmt_dec(SZ(b), r->snapshot_cycle_s, 3, 3),
+           rlvr_plan_fmt_dec(SZ(c), r->rollout_mean_s, 2, 2), rlvr_plan_fmt_dec(SZ(d), in->train_step_s, 1, 1));
     printf("  synchronous:   %d waves × E[slowest of a wave] %s s + train = %s s per step\n", r->waves,
-           decimals(SZ(a), r->expected_wave_max_s, 1, 1), decimals(SZ(b), r->sync_step_s, 0, 0));
+           rlvr_plan_fmt_dec(SZ(a), r->expected_wave_max_s, 1, 1), rlvr_plan_fmt_dec(SZ(b), r->sync_step_s, 0, 0));
     printf("  bounded-async: max(generation, train) = %s s per step → %s× faster\n\n",
-           decimals(SZ(a), r->async_step_s, 0, 0), decimals(SZ(b), r->async_speedup, 1, 1));
+           rlvr_plan_fmt_dec(SZ(a), r->async_step_s, 0, 0), rlvr_plan_fmt_dec(SZ(b), r->async_speedup, 1, 1));
 
     printf("Verifier capacity\n");
     printf("  %s rollouts/s × %s enclave runs each (consensus on the %s %% that pass) × %s s = %s enclave slots "
            "busy\n",
-           decimals(SZ(a), r->rollouts_per_s, 1, 1), decimals(SZ(b), r->enclave_runs_per_rollout, 2, 2),
-           pct(SZ(c), in->success_rate), decimals(SZ(d), in->verify_s + in->snapshot_reset_s, 3, 3),
-           decimals(SZ(g), r->verifier_slots, 1, 1));
+           rlvr_plan_fmt_dec(SZ(a), r->rollouts_per_s, 1, 1), rlvr_plan_fmt_dec(SZ(b), r->enclave_runs_per_rollout, 2, 2),
+           rlvr_plan_fmt_pct(SZ(c), in->success_rate), rlvr_plan_fmt_dec(SZ(d), in->verify_s + in->snapshot_reset_s, 3, 3),
+           rlvr_plan_fmt_dec(SZ(g), r->verifier_slots, 1, 1));
 }
 
 /* ---- JSON -------------------------------------------------------------- */
@@ -237,23 +190,23 @@ static void print_json(const char *path, const rlvr_plan_inputs *in, const rlvr_
     JNUM("enclave_slots", r->verifier_slots), printf("}}\n");
 }
 
+static void usage(FILE *out) {
+    fprintf(out, "usage: rlvr plan CONFIG [--json]\n"
+                 "  prints pass@G coverage, zero-signal groups, false positives, MC credit cost,\n"
+                 "  throughput, step time and verifier capacity for a run configuration\n"
+                 "  (example: rlvr plan examples/plan-worked-examples.ini)\n");
+}
+
 int rlvr_cmd_plan(int argc, char **argv) {
     const char *path = NULL;
     bool json = false;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0) json = true;
-        else if (argv[i][0] == '-' || path) {
-            fprintf(stderr, "rlvr plan: unexpected argument \"%s\"\nusage: rlvr plan CONFIG [--json]\n", argv[i]);
-            return RLVR_EXIT_USAGE;
-        } else path = argv[i];
-    }
-    if (!path) {
-        fprintf(stderr, "usage: rlvr plan CONFIG [--json]\n"
-                        "  prints pass@G coverage, zero-signal groups, false positives, MC credit cost,\n"
-                        "  throughput, step time and verifier capacity for a run configuration\n"
-                        "  (example: rlvr plan examples/plan-worked-examples.ini)\n");
-        return RLVR_EXIT_USAGE;
-    }
+    const rlvr_opt opts[] = {
+        RLVR_OPT("--json", RLVR_OPT_FLAG, &json, NULL),
+        RLVR_OPT(NULL, RLVR_OPT_STRING, &path, "CONFIG", .required = true),
+        {0},
+    };
+    int early = rlvr_args_parse("plan", opts, usage, argc, argv);
+    if (early != RLVR_ARGS_CONTINUE) return early;
     /* every module's keys, so a whole run configuration loads (docs/CONFIG.md) */
     rlvr_config *cfg;
     int rc = rlvr_config_load(&cfg, path, rlvr_all_config_schemas);

@@ -1,6 +1,6 @@
 #include "jobs/schemas.h"
 
-#include "jobs/chain.h"
+#include "slurm/config.h"
 
 /* The training runtime's tables (train/config.h lists them), then the
  * command's own. */

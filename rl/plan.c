@@ -5,7 +5,10 @@
 #include "rl/difficulty.h"
 #include "rl/estimators.h"
 
+#include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 
 static int check_inputs(const rlvr_plan_inputs *in) {
@@ -139,4 +142,54 @@ int rlvr_rl_plan(rlvr_plan_report *out, const rlvr_plan_inputs *in) {
     out->enclave_runs_per_rollout = 1.0 + (in->consensus_runs - 1) * in->success_rate;
     out->verifier_slots = out->rollouts_per_s * out->enclave_runs_per_rollout * (in->verify_s + in->snapshot_reset_s);
     return 0;
+}
+
+/* ---- the figures as `rlvr plan` prints them ------------------------------ */
+
+/* Integer with a space between groups of three digits from five digits on,
+ * as docs/RL.md "Worked examples" writes them: 8192, 15 360, 1 797 120. */
+const char *rlvr_plan_fmt_int(char *buf, size_t cap, int64_t v) {
+    char digits[32];
+    snprintf(digits, sizeof digits, "%" PRId64, v < 0 ? -v : v);
+    size_t n = strlen(digits), j = 0;
+    if (v < 0 && j + 1 < cap) buf[j++] = '-';
+    for (size_t i = 0; i < n && j + 2 < cap; i++) {
+        if (n > 4 && i > 0 && (n - i) % 3 == 0) buf[j++] = ' ';
+        buf[j++] = digits[i];
+    }
+    buf[j] = '\0';
+    return buf;
+}
+
+/* The value with as few decimals (up to max_exact) as show it exactly, else
+ * rounded to `fallback` decimals: 56.25 stays 56.25, 99.667 becomes 99.7. */
+const char *rlvr_plan_fmt_dec(char *buf, size_t cap, double v, int max_exact, int fallback) {
+    for (int d = 0; d <= max_exact; d++) {
+        double scale = pow(10.0, d);
+        if (fabs(round(v * scale) / scale - v) <= 1e-9 * (fabs(v) > 1 ? fabs(v) : 1)) {
+            snprintf(buf, cap, "%.*f", d, v);
+            return buf;
+        }
+    }
+    snprintf(buf, cap, "%.*f", fallback, v);
+    return buf;
+}
+
+/* A probability: exact up to 4 decimals (0.008, 0.0625), else 2 significant
+ * digits (0.66, 3.9e-11). */
+const char *rlvr_plan_fmt_prob(char *buf, size_t cap, double p) {
+    for (int d = 0; d <= 4; d++) {
+        double scale = pow(10.0, d);
+        if (fabs(round(p * scale) / scale - p) <= 1e-12) {
+            snprintf(buf, cap, "%.*f", d, p);
+            return buf;
+        }
+    }
+    snprintf(buf, cap, "%#.2g", p);
+    return buf;
+}
+
+/* A share as a percentage: exact up to 2 decimals, else 1 decimal. */
+const char *rlvr_plan_fmt_pct(char *buf, size_t cap, double share) {
+    return rlvr_plan_fmt_dec(buf, cap, share * 100.0, 2, 1);
 }

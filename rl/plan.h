@@ -15,6 +15,7 @@
 
 #include "rl/advantage.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define RLVR_PLAN_MAX_GROUP_SIZES 8
@@ -100,5 +101,18 @@ typedef struct {
 
 /* Computes the report. RLVR_EINVAL for inputs out of range. */
 int rlvr_rl_plan(rlvr_plan_report *out, const rlvr_plan_inputs *in);
+
+/* The figures as `rlvr plan` prints them (docs/RL.md "Worked examples"):
+ * each writes into buf (cap bytes) and returns buf.
+ *   _int:  groups of three digits from five digits on: 8192, 15 360, 1 797 120
+ *   _dec:  as few decimals (up to max_exact) as show v exactly, else rounded
+ *          to `fallback` decimals: 56.25 stays 56.25, 99.667 becomes 99.7 (1, 1)
+ *   _prob: a probability, exact up to 4 decimals (0.008, 0.0625), else 2
+ *          significant digits (0.66, 3.9e-11)
+ *   _pct:  a share as a percentage, exact up to 2 decimals, else 1 */
+const char *rlvr_plan_fmt_int(char *buf, size_t cap, int64_t v);
+const char *rlvr_plan_fmt_dec(char *buf, size_t cap, double v, int max_exact, int fallback);
+const char *rlvr_plan_fmt_prob(char *buf, size_t cap, double p);
+const char *rlvr_plan_fmt_pct(char *buf, size_t cap, double share);
 
 #endif

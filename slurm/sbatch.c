@@ -279,7 +279,7 @@ static rlvr_sbatch_job *find_job(rlvr_sbatch_job *jobs, size_t n, const char *id
 }
 
 /* Fills jobs from squeue's "%i|%j|%T|%r|%S|%e" lines. */
-static void parse_squeue(char *out, rlvr_sbatch_job *jobs, size_t n) {
+void rlvr_sbatch_parse_squeue(char *out, rlvr_sbatch_job *jobs, size_t n) {
     for (char *save = NULL, *line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         char *f[6] = {0};
         if (split_fields(line, f, 6) < 6) continue;
@@ -297,7 +297,7 @@ static void parse_squeue(char *out, rlvr_sbatch_job *jobs, size_t n) {
 
 /* Fills still-unknown jobs from sacct's "JobID|JobName|State|ExitCode|Start|End"
  * lines; a later line of the same job replaces an earlier one (requeues). */
-static void parse_sacct(char *out, rlvr_sbatch_job *jobs, size_t n, const char *source) {
+void rlvr_sbatch_parse_sacct(char *out, rlvr_sbatch_job *jobs, size_t n, const char *source) {
     for (char *save = NULL, *line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         char *f[6] = {0};
         if (split_fields(line, f, 6) < 6) continue;
@@ -341,7 +341,7 @@ static int query_sacct(rlvr_sbatch_job *jobs, size_t n, const char *ids, bool jo
     int status = 0;
     int rc = rlvr_sbatch_run_capture(argv, &out, NULL, &status);
     if (rc < 0) return rc;
-    if (status == 0) parse_sacct(out, jobs, n, jobcomp ? "jobcomp" : "sacct");
+    if (status == 0) rlvr_sbatch_parse_sacct(out, jobs, n, jobcomp ? "jobcomp" : "sacct");
     free(out);
     return status == 0 ? 0 : 1;
 }
@@ -367,7 +367,7 @@ int rlvr_sbatch_query(const char *job_ids_csv, rlvr_sbatch_job *jobs, size_t cap
         return RLVR_FAIL(RLVR_ENOTFOUND, "squeue not found on PATH: install Slurm's clients (Debian: slurm-client)");
     if (rc < 0) return rc;
     /* an id Slurm has forgotten makes squeue fail ("Invalid job id"): not an error */
-    parse_squeue(out, jobs, *n);
+    rlvr_sbatch_parse_squeue(out, jobs, *n);
     free(out);
     free(err);
     unknown_ids(jobs, *n, csv, sizeof csv);

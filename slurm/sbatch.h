@@ -1,5 +1,5 @@
 /* slurm/sbatch.h — batch scripts and Slurm's command-line clients, shared by
- * `rlvr submit` (chains, jobs/submit.c) and `rlvr sweep`.
+ * `rlvr submit` (chains, slurm/chain.h) and `rlvr sweep`.
  *
  * Scripts are rendered from templates with @KEY@ placeholders; jobs are
  * submitted with `sbatch --parsable`, looked up with squeue / sacct and
@@ -54,6 +54,16 @@ typedef struct {
  * Only squeue missing is an error (RLVR_ENOTFOUND); a job that no source
  * knows has state "UNKNOWN". */
 int rlvr_sbatch_query(const char *job_ids_csv, rlvr_sbatch_job *jobs, size_t cap, size_t *n);
+
+/* The parsers rlvr_sbatch_query applies to the clients' answers, for jobs
+ * whose id is set (lines of other jobs are skipped; `text` is modified in
+ * place). squeue: "%i|%j|%T|%r|%S|%e" lines (id, name, state, reason, start,
+ * end). sacct: "JobID|JobName|State|ExitCode|Start|End" lines for jobs not
+ * known yet (source "sacct" or "jobcomp"; a later line of the same job
+ * replaces an earlier one, as after a requeue; "CANCELLED by 0" becomes
+ * "CANCELLED"); for a finished job squeue knew, only its exit code. */
+void rlvr_sbatch_parse_squeue(char *text, rlvr_sbatch_job *jobs, size_t n);
+void rlvr_sbatch_parse_sacct(char *text, rlvr_sbatch_job *jobs, size_t n, const char *source);
 
 /* True for states of jobs that still occupy the queue. */
 bool rlvr_sbatch_state_live(const char *state);
