@@ -36,9 +36,9 @@ const rlvr_config_key rlvr_rl_config_keys[] = {
         "truncated and repetition-stopped rollouts: fail scores them as failures, exclude drops them from the loss"),
 
     /* [grpo] */
-    RLVR_KEY_I32("grpo", "group_size", rlvr_grpo_config, group_size, "8", 2, 65536,
+    RLVR_KEY_I32("grpo", "group_size", rlvr_grpo_config, group_size, "8", 2, RLVR_GROUP_SIZE_MAX,
         "G: rollouts per task in a group"),
-    RLVR_KEY_I32("grpo", "groups_per_step", rlvr_grpo_config, groups_per_step, "64", 1, 1e7,
+    RLVR_KEY_I32("grpo", "groups_per_step", rlvr_grpo_config, groups_per_step, "64", 1, RLVR_GROUPS_DRAWN_MAX,
         "informative groups in one training step"),
     RLVR_KEY_ENUM("grpo", "advantage", rlvr_grpo_config, advantage, "std", "std|mean|loo",
         "std: (r - mean)/(std + eps); mean: r - mean; loo: r - mean of the others"),
@@ -103,7 +103,7 @@ const rlvr_config_key rlvr_rl_config_keys[] = {
         "tasks with p_hat above get only min_weight"),
     RLVR_KEY_DOUBLE("difficulty", "group_target", rlvr_difficulty_config, group_target, "0.5", 0, 0.999999,
         "raise G for hard tasks until P(>= 1 success) = 1 - (1 - p_hat)^G reaches this (0 = off)"),
-    RLVR_KEY_I32("difficulty", "max_group_size", rlvr_difficulty_config, max_group_size, "32", 2, 65536,
+    RLVR_KEY_I32("difficulty", "max_group_size", rlvr_difficulty_config, max_group_size, "32", 2, RLVR_GROUP_SIZE_MAX,
         "largest G the rule may choose (>= [grpo] group_size)"),
 
     /* [dynamic_sampling] */
@@ -246,7 +246,18 @@ int rlvr_rl_dynsample_config_load(rlvr_dynsample_config *o, const rlvr_config *c
     RLVR_TRY(rlvr_config_fill(cfg, rlvr_rl_config_keys, "dynamic_sampling", o));
     const char *bad = NULL;
     int rc = rlvr_rl_dynsample_config_check(o, &bad);
-    return refusal(cfg, "dynamic_sampling", rc, bad);
+    RLVR_TRY(refusal(cfg, "dynamic_sampling", rc, bad));
+    /* [grpo] as written, unchecked: its own loader reports its problems */
+    rlvr_grpo_config grpo = {0};
+    RLVR_TRY(rlvr_config_fill(cfg, rlvr_rl_config_keys, "grpo", &grpo));
+    int64_t drawn = rlvr_rl_dynsample_max_drawn(o, grpo.groups_per_step);
+    if (drawn > RLVR_GROUPS_DRAWN_MAX)
+        return rlvr_config_error(cfg, "dynamic_sampling", "max_rounds",
+                                 "[grpo] groups_per_step = %d with max_rounds = %d and max_oversample = %g may draw "
+                                 "%lld groups in a step, more than the %d a step's sampling keys hold: lower one of them",
+                                 grpo.groups_per_step, o->max_rounds, o->max_oversample, (long long)drawn,
+                                 RLVR_GROUPS_DRAWN_MAX);
+    return 0;
 }
 
 int rlvr_rl_repetition_config_load(rlvr_repetition_config *o, const rlvr_config *cfg) {
@@ -269,7 +280,7 @@ int rlvr_rl_config_load(rlvr_rl_config *out, const rlvr_config *cfg) {
     return 0;
 }
 
-/* "16, 32" → sizes; each an integer in [2, 65536]. */
+/* "16, 32" → sizes; each an integer in [2, RLVR_GROUP_SIZE_MAX]. */
 static int parse_group_sizes(rlvr_plan_inputs *o, const rlvr_config *cfg, const char *text) {
     o->n_compare = 0;
     const char *p = text;
@@ -279,9 +290,11 @@ static int parse_group_sizes(rlvr_plan_inputs *o, const rlvr_config *cfg, const 
         errno = 0;
         char *end;
         long v = strtol(p, &end, 10);
-        if (end == p || errno || v < 2 || v > 65536 || (*end && *end != ',' && *end != ' ' && *end != '\t'))
+        if (end == p || errno || v < 2 || v > RLVR_GROUP_SIZE_MAX ||
+            (*end && *end != ',' && *end != ' ' && *end != '\t'))
             return rlvr_config_error(cfg, "plan", "compare_group_sizes",
-                                     "\"%s\" is not a list of group sizes in [2, 65536] (e.g. 16, 32)", text);
+                                     "\"%s\" is not a list of group sizes in [2, %d] (e.g. 16, 32)", text,
+                                     RLVR_GROUP_SIZE_MAX);
         if (o->n_compare == RLVR_PLAN_MAX_GROUP_SIZES - 1)
             return rlvr_config_error(cfg, "plan", "compare_group_sizes", "at most %d extra group sizes",
                                      RLVR_PLAN_MAX_GROUP_SIZES - 1);

@@ -34,6 +34,26 @@ extern const rlvr_config_key rlvr_rl_config_keys[];
 /* Schema of [plan]. */
 extern const rlvr_config_key rlvr_rl_plan_config_keys[];
 
+/* What a step's sampling keys and group ids can hold. A rollout's Philox
+ * sequence is group · RLVR_GROUP_SIZE_MAX + rollout in 32 bits, so a group
+ * has at most RLVR_GROUP_SIZE_MAX rollouts and a step draws at most
+ * RLVR_GROUPS_DRAWN_MAX groups (2^22 · 2^10 = 2^32); the configuration
+ * refuses more ([grpo] group_size, [difficulty] max_group_size, and
+ * groups_per_step with [dynamic_sampling]'s re-draws). */
+#define RLVR_GROUP_SIZE_MAX 1024
+#define RLVR_GROUPS_DRAWN_MAX 4194304
+
+/* The sampling sequence of rollout `rollout` of the step's group `group`. */
+static inline uint32_t rlvr_rl_group_sequence(int32_t group, int32_t rollout) {
+    return (uint32_t)group * RLVR_GROUP_SIZE_MAX + (uint32_t)rollout;
+}
+
+/* The group id a rollout record carries: unique over a run for every step
+ * ≥ 1 and group < RLVR_GROUPS_DRAWN_MAX. */
+static inline int64_t rlvr_rl_group_id(int64_t step, int32_t group) {
+    return step * RLVR_GROUPS_DRAWN_MAX + group;
+}
+
 /* [grpo] */
 typedef struct {
     int32_t group_size;      /* G */

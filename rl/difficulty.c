@@ -166,6 +166,11 @@ int rlvr_rl_dynsample_begin(rlvr_dynsample *ds, const rlvr_dynsample_config *cfg
     return 0;
 }
 
+int64_t rlvr_rl_dynsample_max_drawn(const rlvr_dynsample_config *cfg, int32_t required) {
+    int64_t redraw = (int64_t)ceil((double)required * cfg->max_oversample - 1e-9);
+    return required + (int64_t)(cfg->max_rounds > 1 ? cfg->max_rounds - 1 : 0) * redraw;
+}
+
 int32_t rlvr_rl_dynsample_next_round(rlvr_dynsample *ds) {
     int32_t missing = ds->required - ds->kept;
     if (missing <= 0 || ds->rounds >= ds->cfg.max_rounds) return 0;

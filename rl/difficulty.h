@@ -96,6 +96,10 @@ typedef struct {
 int rlvr_rl_dynsample_config_check(const rlvr_dynsample_config *cfg, const char **bad_key);
 
 /* Starts a step that needs `required` informative groups. */
+/* The most groups a step can draw for `required` informative ones: the
+ * first round's, then every re-draw at the largest oversampling. */
+int64_t rlvr_rl_dynsample_max_drawn(const rlvr_dynsample_config *cfg, int32_t required);
+
 int rlvr_rl_dynsample_begin(rlvr_dynsample *ds, const rlvr_dynsample_config *cfg, int32_t required);
 
 /* How many groups to draw in the next round: 0 when the step is full or the

@@ -117,7 +117,10 @@ static int hand_out_group(leader *l, int32_t task, int32_t G, size_t pool_index,
     flight *f = NULL;
     RLVR_TRY(new_flight(l, task, G, pool_index, NULL, &f));
     /* sampling keys: the next step, and a sequence block per group drawn for it (as one process) */
-    uint32_t step = (uint32_t)version + 1, sequence = l->draw_groups++ * 1024u;
+    if (l->draw_groups >= RLVR_GROUPS_DRAWN_MAX)
+        return RLVR_FAIL(RLVR_ELIMIT, "%d groups drawn at policy version %lld, all its sampling keys",
+                         RLVR_GROUPS_DRAWN_MAX, (long long)version);
+    uint32_t step = (uint32_t)version + 1, sequence = rlvr_rl_group_sequence((int32_t)l->draw_groups++, 0);
     const rlvr_task *t = rlvr_trainer_task(l->trainer, task);
     uint32_t capture = rlvr_trainer_capture_tools(l->trainer, t);
     for (int k = 0; k < G; k++)

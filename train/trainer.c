@@ -5,7 +5,7 @@
  *   1. dynamic sampling rounds: the difficulty tracker draws tasks (Philox,
  *      keyed by seed, step, round), the group-size rule picks G per task;
  *   2. rollouts of the round through the harness (envs/harness.h), sampling
- *      keyed by (seed, step, sequence) with sequence = group·1024 + i;
+ *      keyed by (seed, step, sequence) with sequence = rlvr_rl_group_sequence(group, i);
  *   3. verification of each patch in a fresh enclave (identical patches of a
  *      task are verified once: [train] verify_cache), verdicts → rewards
  *      (rl/reward.h) → group advantages (rl/advantage.h); zero-variance
@@ -60,7 +60,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define SEQ_PER_GROUP 1024 /* sampling sequence = group index in the step · this + rollout index */
 #define MICRO_SEQS 16      /* sequences per trainer forward/backward (gradients accumulate) */
 
 /* ---- the trainer's state ---------------------------------------------------------------- */
@@ -166,8 +165,10 @@ static int draw_round(rlvr_trainer *t, step_batch *b, int32_t n, uint32_t round)
     const rlvr_rl_config *rl = &t->run->rl;
     for (int32_t k = 0; rc == 0 && k < n; k++) {
         int32_t G = rlvr_rl_difficulty_group_size(t->difficulty, tasks[k], rl->grpo.group_size);
-        if (G > SEQ_PER_GROUP) G = SEQ_PER_GROUP;
-        rc = batch_reserve(b, G, 1);
+        if (b->n_groups >= RLVR_GROUPS_DRAWN_MAX) /* the configuration check keeps a step below it */
+            rc = RLVR_FAIL(RLVR_ELIMIT, "step %lld drew %d groups, all its sampling keys", (long long)t->step + 1,
+                           RLVR_GROUPS_DRAWN_MAX);
+        if (rc == 0) rc = batch_reserve(b, G, 1);
         if (rc < 0) break;
         int gi = b->n_groups++;
         b->groups[gi] = (group){tasks[k], b->n_jobs, G, false};
@@ -176,7 +177,7 @@ static int draw_round(rlvr_trainer *t, step_batch *b, int32_t n, uint32_t round)
             memset(j, 0, sizeof *j);
             j->task = train_task(t, tasks[k]);
             j->step = (uint32_t)t->step + 1;
-            j->sequence = (uint32_t)gi * SEQ_PER_GROUP + (uint32_t)i;
+            j->sequence = rlvr_rl_group_sequence(gi, i);
             j->capture_tools = rlvr_trainer_capture_tools(t, j->task);
         }
     }
@@ -249,7 +250,7 @@ static int score_round(rlvr_trainer *t, step_batch *b, int from, rlvr_dynsample 
         for (int i = gr->first_job; i < gr->first_job + gr->G; i++) {
             rlvr_harness_job *j = &b->jobs[i];
             RLVR_TRY(score_job(t, j, &b->reward[i], &b->include[i]));
-            j->record.group_id = (t->step + 1) * 100000 + g;
+            j->record.group_id = rlvr_rl_group_id(t->step + 1, g);
             j->record.rollout_index = i - gr->first_job;
             if (b->include[i]) scored++, successes += j->record.verdict == RLVR_VERDICT_PASS;
             s->infra += j->record.verdict == RLVR_VERDICT_INFRA;
@@ -1023,7 +1024,6 @@ int rlvr_trainer_draw(rlvr_trainer *t, int32_t n, uint32_t round, int32_t *task,
     RLVR_TRY(rlvr_rl_difficulty_sample(task, t->difficulty, n, t->run->io.seed, (uint32_t)t->step + 1, round));
     for (int32_t k = 0; k < n; k++) {
         G[k] = rlvr_rl_difficulty_group_size(t->difficulty, task[k], t->run->rl.grpo.group_size);
-        if (G[k] > SEQ_PER_GROUP) G[k] = SEQ_PER_GROUP;
         pool_index[k] = (size_t)t->run->split_tasks[RLVR_SPLIT_TRAIN][task[k]];
     }
     return 0;
