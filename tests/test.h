@@ -56,8 +56,15 @@ static int test_checks, test_failures;
         }                                                                                      \
     } while (0)
 
+/* 0 when every check held; 1 when one failed, or when none ran (a test
+ * that checked nothing proves nothing: a loop over an empty fixture, a
+ * skipped branch). */
 static inline int test_summary(const char *name) {
     printf("%s: %d checks, %d failed\n", name, test_checks, test_failures);
+    if (test_checks == 0) {
+        printf("%s: FAILED: ran no check\n", name);
+        return 1;
+    }
     return test_failures ? 1 : 0;
 }
 
