@@ -137,6 +137,8 @@ int rlvr_sweep_plan_read(rlvr_sweep_plan *p, const char *dir) {
     return rc;
 }
 
+/* ---- planning ------------------------------------------------------------------------- */
+
 static int cmp_checkpoint(const void *a, const void *b) {
     const rlvr_sweep_checkpoint *x = a, *y = b;
     if (x->step != y->step) return x->step < y->step ? -1 : 1;
@@ -230,6 +232,8 @@ int rlvr_sweep_plan_make(rlvr_sweep_plan *p, const rlvr_sweep_spec *spec) {
     if (rc < 0) rlvr_sweep_plan_free(p);
     return rc;
 }
+
+/* ---- cells --------------------------------------------------------------------------- */
 
 /* Why cell `cell`'s file is not a finished cell of the plan ("" when it is). */
 void rlvr_sweep_cell_check(const rlvr_sweep_plan *p, const char *dir, size_t cell, char *why, size_t cap) {
@@ -410,6 +414,8 @@ int rlvr_sweep_runner_run(rlvr_sweep_runner *c, size_t cell, size_t nth, size_t 
     return run_cell(c, cell);
 }
 
+
+/* ---- aggregation --------------------------------------------------------------------- */
 
 void rlvr_sweep_table_free(rlvr_sweep_table *t) {
     for (size_t i = 0; i < t->n; i++) rlvr_eval_result_free(t->results[i]);
