@@ -12,12 +12,17 @@
 
 void rlvr_evaljob_say(const rlvr_evaljob_hooks *hooks, const char *fmt, ...) {
     if (!hooks || !hooks->note) return;
-    char line[4096];
-    va_list ap;
+    char small[1024], *line = small;
+    va_list ap, again;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    va_copy(again, ap);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    /* lines naming several paths may be longer than the buffer: never cut them */
+    if (n >= (int)sizeof small && (line = malloc((size_t)n + 1)) != NULL) vsnprintf(line, (size_t)n + 1, fmt, again);
+    va_end(again);
     va_end(ap);
-    hooks->note(hooks->arg, line);
+    hooks->note(hooks->arg, line ? line : small);
+    if (line != small) free(line);
 }
 
 int rlvr_evaljob_load_pool(rlvr_task_pool **pool, rlvr_pool_manifest **manifest, const char *pool_path,
