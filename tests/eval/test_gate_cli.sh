@@ -154,9 +154,9 @@ expect2() { # expect2 PATTERN ARGS...
     [ $rc -eq 2 ] || fail "gate $*: exit $rc (want 2): $(cat "$tmp/err")"
     grep -q -- "$pattern" "$tmp/err" || fail "gate $*: message: $(cat "$tmp/err")"
 }
-expect2 "--candidate and --baseline are required" --candidate "$ckpt"
-expect2 "--tolerance wants a number" --candidate "$ckpt" --baseline "$base" --tolerance abc
-expect2 "--compliance wants a number in 0..1" --candidate "$ckpt" --baseline "$base" --compliance 2
+expect2 "rlvr gate: missing --baseline B" --candidate "$ckpt"
+expect2 "--tolerance T wants a number" --candidate "$ckpt" --baseline "$base" --tolerance abc
+expect2 "--compliance P wants a number in 0..1" --candidate "$ckpt" --baseline "$base" --compliance 2
 expect2 "unknown option --bogus" --candidate "$ckpt" --baseline "$base" --bogus 1
 expect2 "cannot open $tmp/nope.h5" --candidate "$tmp/nope.h5" --baseline "$base" --pool "$run/pool"
 expect2 "no task pool" --candidate "$ckpt" --baseline "$base" --config "$tmp/run.ini"
