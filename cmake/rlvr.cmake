@@ -63,3 +63,17 @@ function(rlvr_embed_texts out prefix)
   endforeach()
   file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/${out} "${inc}")
 endfunction()
+
+# Labels `fast` every test of the calling directory named in RLVR_FAST_TESTS
+# (tests/CMakeLists.txt); call it at the end of a tests/<folder>/CMakeLists.txt.
+function(rlvr_fast_labels)
+  get_directory_property(tests TESTS)
+  foreach(t IN LISTS tests)
+    if(t IN_LIST RLVR_FAST_TESTS)
+      get_test_property(${t} LABELS labels)
+      if(NOT "fast" IN_LIST labels)
+        set_property(TEST ${t} APPEND PROPERTY LABELS fast)
+      endif()
+    endif()
+  endforeach()
+endfunction()

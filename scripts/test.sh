@@ -3,8 +3,24 @@
 # test under ctest, then the unit tests again under ASan+UBSan.
 # Services the tests need (munge, slurmctld, slurmd) are started by the tests'
 # own fixtures. Exit status: 0 only when every test passed.
+#
+#   scripts/test.sh          everything (what CI runs)
+#   scripts/test.sh --fast   the inner loop: build/ incrementally, then the
+#                            tests labelled `fast` (no dependency check, no
+#                            ASan build); about two minutes on two cores
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = "--fast" ]; then
+  echo "== build (Release, -Werror)"
+  bash scripts/build.sh build
+  export OMP_WAIT_POLICY=passive
+  if [ -c /dev/fuse ] && [ "$(id -u)" -eq 0 ]; then chmod 0666 /dev/fuse; fi
+  echo "== ctest: fast tests"
+  exec ctest --test-dir build --output-on-failure -j2 -L fast
+elif [ -n "${1:-}" ]; then
+  echo "usage: scripts/test.sh [--fast]" >&2
+  exit 2
+fi
 bash scripts/deps.sh
 # gguf-py, the reference the GGUF reader's test compares with (a venv
 # outside the repository; the build's RLVR_PYREF names it).
