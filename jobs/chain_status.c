@@ -27,8 +27,8 @@ static int open_chain(const char *verb, int argc, char **argv, void (*usage)(FIL
     return RLVR_ARGS_CONTINUE;
 }
 
-static void status_usage(FILE *f) {
-    fprintf(f, "usage: rlvr status RUNDIR\n"
+static void status_usage(FILE *out) {
+    fprintf(out, "usage: rlvr status RUNDIR\n"
                "  The run's Slurm chain (`rlvr submit`): each part's job, its state (squeue, else sacct or\n"
                "  the jobcomp log), exit code and marker (done, pass/reject for gates, blocked), then the\n"
                "  latest checkpoint, the promoted one and the last metrics row.\n"
@@ -73,8 +73,8 @@ int rlvr_cmd_status(int argc, char **argv) {
     return RLVR_EXIT_OK;
 }
 
-static void cancel_usage(FILE *f) {
-    fprintf(f, "usage: rlvr cancel RUNDIR\n"
+static void cancel_usage(FILE *out) {
+    fprintf(out, "usage: rlvr cancel RUNDIR\n"
                "  Cancels the queued and running jobs of the run's Slurm chain (scancel). Checkpoints stay;\n"
                "  `rlvr submit` continues the chain later from the latest one.\n"
                "exit status: 0 (also when nothing was live), 1 when scancel or squeue failed\n");

@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static void usage(FILE *f) {
-    fprintf(f,
+static void usage(FILE *out) {
+    fprintf(out,
             "usage: rlvr submit CONFIG [--out RUNDIR] [--dry-run]\n"
             "  Submits the run as a chain of Slurm jobs: SFT, then [slurm] segments RL jobs (each resuming\n"
             "  from the previous one's checkpoint), with a gate after each segment that promotes a passing\n"
