@@ -1,5 +1,6 @@
 /* envs/task.c — loading, checking and writing task specs (jansson). */
 #include "envs/task.h"
+#include "core/fs.h"
 
 #include "core/config.h"
 #include "core/error.h"
@@ -1062,15 +1063,15 @@ int rlvr_task_to_json(const rlvr_task *task, int indent, char **out) {
 int rlvr_task_write_file(const rlvr_task *task, const char *path) {
     char *text;
     RLVR_TRY(rlvr_task_to_json(task, 2, &text));
-    FILE *f = fopen(path, "wb");
-    if (!f) {
-        free(text);
-        return rlvr_error_set(RLVR_EIO, "cannot write task spec %s: %s", path, strerror(errno));
-    }
     size_t n = strlen(text);
-    int ok = fwrite(text, 1, n, f) == n && fputc('\n', f) != EOF;
-    ok = (fclose(f) == 0) && ok;
-    free(text);
-    if (!ok) return rlvr_error_set(RLVR_EIO, "cannot write task spec %s: %s", path, strerror(errno));
-    return 0;
+    char *line = realloc(text, n + 2);
+    if (!line) {
+        free(text);
+        return RLVR_FAIL(RLVR_ENOMEM, "out of memory writing task spec %s", path);
+    }
+    line[n] = '\n';
+    line[n + 1] = '\0';
+    int rc = rlvr_write_file_atomic(path, line, n + 1);
+    free(line);
+    return rc < 0 ? rlvr_error_wrap(rc, "writing task spec %s", path) : 0;
 }

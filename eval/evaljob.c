@@ -1,6 +1,7 @@
 /* eval/evaljob.c — loading shared by the evaluation jobs, and `rlvr eval`
  * (eval/evaljob.h). */
 #include "eval/evaljob.h"
+#include "core/fs.h"
 
 #include "core/error.h"
 
@@ -87,11 +88,15 @@ int rlvr_evaljob_options(rlvr_eval_options *o, const rlvr_config *cfg, int32_t s
 }
 
 int rlvr_evaljob_write_text(const char *path, const char *text) {
-    FILE *f = fopen(path, "wb");
-    if (!f) return rlvr_error_errno_at(__FILE__, __LINE__, "opening %s", path);
-    bool ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF;
-    if (fclose(f) != 0) ok = false;
-    return ok ? 0 : rlvr_error_errno_at(__FILE__, __LINE__, "writing %s", path);
+    size_t n = strlen(text);
+    char *line = malloc(n + 2);
+    if (!line) return RLVR_FAIL(RLVR_ENOMEM, "out of memory writing %s", path);
+    memcpy(line, text, n);
+    line[n] = '\n';
+    line[n + 1] = '\0';
+    int rc = rlvr_write_file_atomic(path, line, n + 1);
+    free(line);
+    return rc;
 }
 
 /* ---- `rlvr eval` ------------------------------------------------------------------------ */
