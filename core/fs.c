@@ -61,13 +61,15 @@ static int write_all(int fd, const char *name, const char *p, size_t len) {
     return 0;
 }
 
-int rlvr_write_file_atomic(const char *path, const void *data, size_t len) {
+/* `data` then `tail` (may be empty) as the new contents of `path`. */
+static int write_atomic(const char *path, const void *data, size_t len, const char *tail, size_t tail_len) {
     char part[PATH_MAX];
     if ((size_t)snprintf(part, sizeof part, "%s.part", path) >= sizeof part)
         return RLVR_FAIL(RLVR_EINVAL, "path too long: %s", path);
     int fd = open(part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return rlvr_error_errno_at(__FILE__, __LINE__, "creating %s", part);
     int rc = write_all(fd, part, data, len);
+    if (rc == 0) rc = write_all(fd, part, tail, tail_len);
     if (rc == 0 && fsync(fd) != 0) rc = rlvr_error_errno_at(__FILE__, __LINE__, "fsync %s", part);
     if (close(fd) != 0 && rc == 0) rc = rlvr_error_errno_at(__FILE__, __LINE__, "closing %s", part);
     if (rc == 0 && rename(part, path) != 0) rc = rlvr_error_errno_at(__FILE__, __LINE__, "renaming %s to %s", part, path);
@@ -78,6 +80,12 @@ int rlvr_write_file_atomic(const char *path, const void *data, size_t len) {
     return rlvr_fsync_parent_dir(path);
 }
 
-int rlvr_write_text_atomic(const char *path, const char *text) {
-    return rlvr_write_file_atomic(path, text, strlen(text));
+int rlvr_write_file_atomic(const char *path, const void *data, size_t len) {
+    return write_atomic(path, data, len, "", 0);
+}
+
+int rlvr_write_text_atomic(const char *path, const char *text) { return write_atomic(path, text, strlen(text), "", 0); }
+
+int rlvr_write_line_atomic(const char *path, const char *text) {
+    return write_atomic(path, text, strlen(text), "\n", 1);
 }

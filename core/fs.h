@@ -16,8 +16,10 @@ int rlvr_mkdir_p(const char *path, mode_t mode);
  * the umask), fsync, rename over `path`, fsync of the directory. On failure
  * the part file is removed and `path` is untouched. */
 int rlvr_write_file_atomic(const char *path, const void *data, size_t len);
-/* The same for a NUL-terminated text. */
+/* The same for a NUL-terminated text, and for a text and a newline after it
+ * (a JSON document as one line). */
 int rlvr_write_text_atomic(const char *path, const char *text);
+int rlvr_write_line_atomic(const char *path, const char *text);
 
 /* fsync a file by path. */
 int rlvr_fsync_path(const char *path);

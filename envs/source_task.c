@@ -120,16 +120,8 @@ int source_task_write(json_t *spec, const char *out_dir, const char *id) {
     if (lstat(path, &st) == 0) return rlvr_error_set(RLVR_EIO, "%s exists already; nothing is overwritten", path);
     char *text = json_dumps(spec, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     if (!text) return RLVR_FAIL(RLVR_ENOMEM, "out of memory writing %s", path);
-    size_t n = strlen(text);
-    char *with_nl = realloc(text, n + 2);
-    if (!with_nl) {
-        free(text);
-        return RLVR_FAIL(RLVR_ENOMEM, "out of memory writing %s", path);
-    }
-    with_nl[n] = '\n';
-    with_nl[n + 1] = '\0';
-    int rc = rlvr_fs_write_file(path, with_nl, n + 1);
-    free(with_nl);
+    int rc = rlvr_write_line_atomic(path, text);
+    free(text);
     return rc;
 }
 

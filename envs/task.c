@@ -1063,15 +1063,7 @@ int rlvr_task_to_json(const rlvr_task *task, int indent, char **out) {
 int rlvr_task_write_file(const rlvr_task *task, const char *path) {
     char *text;
     RLVR_TRY(rlvr_task_to_json(task, 2, &text));
-    size_t n = strlen(text);
-    char *line = realloc(text, n + 2);
-    if (!line) {
-        free(text);
-        return RLVR_FAIL(RLVR_ENOMEM, "out of memory writing task spec %s", path);
-    }
-    line[n] = '\n';
-    line[n + 1] = '\0';
-    int rc = rlvr_write_file_atomic(path, line, n + 1);
-    free(line);
+    int rc = rlvr_write_line_atomic(path, text);
+    free(text);
     return rc < 0 ? rlvr_error_wrap(rc, "writing task spec %s", path) : 0;
 }

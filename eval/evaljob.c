@@ -87,17 +87,7 @@ int rlvr_evaljob_options(rlvr_eval_options *o, const rlvr_config *cfg, int32_t s
     return 0;
 }
 
-int rlvr_evaljob_write_text(const char *path, const char *text) {
-    size_t n = strlen(text);
-    char *line = malloc(n + 2);
-    if (!line) return RLVR_FAIL(RLVR_ENOMEM, "out of memory writing %s", path);
-    memcpy(line, text, n);
-    line[n] = '\n';
-    line[n + 1] = '\0';
-    int rc = rlvr_write_file_atomic(path, line, n + 1);
-    free(line);
-    return rc;
-}
+int rlvr_evaljob_write_text(const char *path, const char *text) { return rlvr_write_line_atomic(path, text); }
 
 /* ---- `rlvr eval` ------------------------------------------------------------------------ */
 

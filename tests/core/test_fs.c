@@ -37,6 +37,10 @@ int main(void) {
     char *got = slurp(file);
     CHECK_MSG(got && strcmp(got, "second") == 0, "contents: %s", got ? got : "(none)");
     CHECK(access(part, F_OK) != 0);
+    CHECK_OK(rlvr_write_line_atomic(file, "{}"));
+    got = slurp(file);
+    CHECK(got && strcmp(got, "{}\n") == 0);
+    CHECK_OK(rlvr_write_file_atomic(file, "second!", 6));
 
     /* a path under a regular file cannot be created: an error, nothing left */
     char bad[700];
