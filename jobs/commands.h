@@ -12,6 +12,7 @@ enum {
     RLVR_EXIT_OK = 0,
     RLVR_EXIT_FAILURE = 1,   /* the job ran and failed (or a gate rejected) */
     RLVR_EXIT_USAGE = 2,     /* bad command line or configuration */
+    RLVR_EXIT_STOPPED = 3,   /* stopped by a signal after a checkpoint (resume, or let Slurm requeue it) */
 };
 
 /* Reads an integer flag value in [lo, hi]; on a bad value prints

@@ -1,8 +1,9 @@
 /* jobs/sft.c — `rlvr sft CONFIG [--out DIR] [--resume]`: the supervised
  * bootstrap (train/sft.h); a signal ends it with RLVR_EXIT_STOPPED after a
  * checkpoint. */
+#include "jobs/args.h"
 #include "jobs/commands.h"
-#include "jobs/run.h"
+#include "jobs/schemas.h"
 #include "train/sft.h"
 
 #include <stdio.h>
@@ -16,9 +17,16 @@ static void usage(FILE *f) {
 }
 
 int rlvr_cmd_sft(int argc, char **argv) {
-    rlvr_run_args args;
-    int done = rlvr_run_args_or_usage(&args, argc, argv, usage);
-    if (done >= 0) return done;
+    rlvr_run_args args = {.resume = rlvr_run_slurm_restarted()};
+    const rlvr_opt opts[] = {
+        RLVR_OPT(NULL, RLVR_OPT_STRING, &args.config, "CONFIG", .required = true),
+        RLVR_OPT("--out", RLVR_OPT_STRING, &args.out, "DIR"),
+        RLVR_OPT("--resume", RLVR_OPT_FLAG, &args.resume, NULL),
+        RLVR_OPT("--until-step", RLVR_OPT_INT, &args.until_step, "N", .min = 1, .max = INT64_MAX),
+        {0},
+    };
+    int parsed = rlvr_args_parse("sft", opts, usage, argc, argv);
+    if (parsed != RLVR_ARGS_CONTINUE) return parsed;
     if (args.until_step > 0) {
         fprintf(stderr, "rlvr sft: --until-step is an option of `rlvr train` (SFT runs [sft] steps in one job)\n");
         return RLVR_EXIT_USAGE;

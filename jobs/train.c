@@ -3,8 +3,8 @@
  * library says how the job ended; this verb turns it into the exit status,
  * and aborts every rank when one failed after start-up. */
 #include "core/error.h"
+#include "jobs/args.h"
 #include "jobs/commands.h"
-#include "jobs/run.h"
 #include "jobs/schemas.h"
 #include "train/dist.h"
 
@@ -32,9 +32,16 @@ static int exit_status(const rlvr_train_outcome *o) {
 }
 
 int rlvr_cmd_train(int argc, char **argv) {
-    rlvr_run_args args;
-    int done = rlvr_run_args_or_usage(&args, argc, argv, usage);
-    if (done >= 0) return done;
+    rlvr_run_args args = {.resume = rlvr_run_slurm_restarted()};
+    const rlvr_opt opts[] = {
+        RLVR_OPT(NULL, RLVR_OPT_STRING, &args.config, "CONFIG", .required = true),
+        RLVR_OPT("--out", RLVR_OPT_STRING, &args.out, "DIR"),
+        RLVR_OPT("--resume", RLVR_OPT_FLAG, &args.resume, NULL),
+        RLVR_OPT("--until-step", RLVR_OPT_INT, &args.until_step, "N", .min = 1, .max = INT64_MAX),
+        {0},
+    };
+    int parsed = rlvr_args_parse("train", opts, usage, argc, argv);
+    if (parsed != RLVR_ARGS_CONTINUE) return parsed;
     rlvr_train_outcome o;
     rlvr_train_job(&args, rlvr_all_config_schemas, NULL, &o);
     int code = exit_status(&o);
