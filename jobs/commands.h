@@ -40,6 +40,10 @@ int rlvr_cmd_config(int argc, char **argv);
 int rlvr_cmd_plan(int argc, char **argv);
 int rlvr_cmd_inspect(int argc, char **argv);
 int rlvr_cmd_tasks(int argc, char **argv);
+/* `rlvr tasks import SOURCE ...` (argv[0] "import"), and its synopsis and
+ * description lines (swe-bench, harbor) for `rlvr tasks --help`. */
+int rlvr_cmd_tasks_import(int argc, char **argv);
+extern const char *const rlvr_tasks_import_synopsis[2], *const rlvr_tasks_import_doc[2];
 int rlvr_cmd_rollout(int argc, char **argv);
 int rlvr_cmd_eval(int argc, char **argv);
 int rlvr_cmd_sweep(int argc, char **argv);
