@@ -68,11 +68,12 @@ static int cmd_gen(int argc, char **argv) {
     rlvr_task_gen_options o = RLVR_TASK_GEN_OPTIONS_INIT;
     const char *out = NULL, *split = NULL;
     int64_t n = 0, seed = 0, difficulty = o.difficulty, first = 0;
+    bool have_seed = false;
     const rlvr_opt opts[] = {
         RLVR_OPT(NULL, RLVR_OPT_STRING, &o.family, "FAMILY", .required = true),
-        RLVR_OPT("--n", RLVR_OPT_INT, &n, "N", .min = 1, .max = 1000000, .required = true),
-        RLVR_OPT("--seed", RLVR_OPT_INT, &seed, "S", .min = 0, .max = INT64_MAX, .required = true),
-        RLVR_OPT("--out", RLVR_OPT_STRING, &out, "DIR", .required = true),
+        RLVR_OPT("--n", RLVR_OPT_INT, &n, "N", .min = 1, .max = 1000000),
+        RLVR_OPT("--seed", RLVR_OPT_INT, &seed, "S", .min = 0, .max = INT64_MAX, .seen = &have_seed),
+        RLVR_OPT("--out", RLVR_OPT_STRING, &out, "DIR"),
         RLVR_OPT("--split", RLVR_OPT_STRING, &split, "SPLIT"),
         RLVR_OPT("--difficulty", RLVR_OPT_INT, &difficulty, "D", .min = 1, .max = 3),
         RLVR_OPT("--first", RLVR_OPT_INT, &first, "I", .min = 0, .max = UINT32_MAX),
@@ -80,6 +81,8 @@ static int cmd_gen(int argc, char **argv) {
         {0},
     };
     int rc = rlvr_args_parse("tasks gen", opts, gen_usage, argc, argv);
+    if (rc == RLVR_ARGS_CONTINUE && (!n || !have_seed || !out))
+        rc = rlvr_args_error("tasks gen", gen_usage, "--n, --seed and --out are required");
     if (rc == RLVR_ARGS_CONTINUE) rc = split_of(split, &o.split, "tasks gen");
     if (rc != RLVR_ARGS_CONTINUE) return rc;
     o.count = n, o.seed = (uint64_t)seed, o.difficulty = (int)difficulty, o.first = first;
