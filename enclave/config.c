@@ -129,3 +129,14 @@ int rlvr_enclave_settings_from_config(const rlvr_config *cfg, rlvr_enclave_setti
     out->fresh_enclaves = k.fresh_enclaves;
     return 0;
 }
+
+int rlvr_sandbox_host_new_from_file(rlvr_sandbox_host **out, const char *config_path,
+                                    const rlvr_config_key *const *schemas) {
+    rlvr_sandbox_host_options ho = RLVR_SANDBOX_HOST_OPTIONS_INIT;
+    rlvr_config *cfg = NULL;
+    int rc = config_path ? rlvr_config_load(&cfg, config_path, schemas) : 0;
+    if (rc == 0 && cfg) rc = rlvr_sandbox_host_options_from_config(cfg, &ho);
+    if (rc == 0) rc = rlvr_sandbox_host_new(out, &ho); /* ho's strings are cfg's: used before it goes */
+    rlvr_config_free(cfg);
+    return rc;
+}

@@ -21,6 +21,12 @@ extern const rlvr_config_key rlvr_enclave_config_keys[];
 /* Host options from [sandbox]; the strings live as long as cfg. */
 int rlvr_sandbox_host_options_from_config(const rlvr_config *cfg, rlvr_sandbox_host_options *out);
 
+/* A sandbox host as the [sandbox] section of the run file at config_path
+ * describes it, the file parsed with `schemas` (config_path NULL: the
+ * defaults). rlvr_sandbox_host_free frees it. */
+int rlvr_sandbox_host_new_from_file(rlvr_sandbox_host **out, const char *config_path,
+                                    const rlvr_config_key *const *schemas);
+
 /* Limits of a workspace command from [sandbox]. */
 int rlvr_sandbox_limits_from_config(const rlvr_config *cfg, rlvr_sandbox_limits *out);
 

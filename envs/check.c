@@ -586,3 +586,24 @@ size_t rlvr_pool_manifest_usable_count(const rlvr_pool_manifest *m) {
     for (size_t i = 0; i < m->n; i++) n += m->entries[i].status == RLVR_TASK_CHECK_OK;
     return n;
 }
+
+int rlvr_pool_manifest_tally(const char *pool_path, const char *manifest_path,
+                             size_t counts[RLVR_TASK_CHECK_STATUS_COUNT], size_t *n, uint64_t *hash) {
+    rlvr_pool_manifest *m = NULL;
+    rlvr_task_pool *pool = NULL;
+    memset(counts, 0, RLVR_TASK_CHECK_STATUS_COUNT * sizeof *counts);
+    *n = 0;
+    int rc = rlvr_task_pool_load(&pool, pool_path);
+    if (rc == 0) rc = rlvr_pool_manifest_load(&m, manifest_path, pool);
+    if (rc == 0) rc = rlvr_task_pool_hash(pool, hash);
+    size_t size = pool ? rlvr_task_pool_size(pool) : 0;
+    for (size_t i = 0; rc == 0 && i < size; i++) {
+        rlvr_task_check_status st = RLVR_TASK_CHECK_OK;
+        rc = rlvr_pool_manifest_status(m, rlvr_task_pool_get(pool, i)->id, &st);
+        if (rc == 0) counts[st]++;
+    }
+    if (rc == 0) *n = size;
+    rlvr_pool_manifest_free(m);
+    rlvr_task_pool_free(pool);
+    return rc;
+}

@@ -111,4 +111,9 @@ const rlvr_str_list *rlvr_pool_manifest_quarantined(const rlvr_pool_manifest *m,
 /* Tasks with status OK. */
 size_t rlvr_pool_manifest_usable_count(const rlvr_pool_manifest *m);
 
+/* A checked pool's tally: how many of its *n tasks the manifest gives each
+ * status, and the pool's content hash (rlvr_task_pool_hash). */
+int rlvr_pool_manifest_tally(const char *pool_path, const char *manifest_path,
+                             size_t counts[RLVR_TASK_CHECK_STATUS_COUNT], size_t *n, uint64_t *hash);
+
 #endif

@@ -226,3 +226,40 @@ int rlvr_repo_facts_load_merged(rlvr_repo_facts *out, const char *path, const ch
     json_decref(over);
     return rc;
 }
+
+static int add_globs(json_t *over, const char *key, const char *const *globs, size_t n) {
+    if (n == 0) return 0;
+    json_t *a = json_array();
+    if (!a || json_object_set_new(over, key, a) != 0) return -1;
+    for (size_t i = 0; i < n; i++)
+        if (json_array_append_new(a, json_string(globs[i])) != 0) return -1;
+    return 0;
+}
+
+int rlvr_repo_facts_load_flags(rlvr_repo_facts *out, const char *path, const rlvr_repo_facts_flags *flags) {
+    const char *results = flags->results;
+    if (results && strcmp(results, "tap") != 0 && !(strncmp(results, "junit:", 6) == 0 && results[6]))
+        return RLVR_FAIL(RLVR_ECONFIG, "results wants tap or junit:PATH, got \"%s\"", results);
+    json_t *over = json_object();
+    bool ok = over != NULL;
+    if (ok && flags->test_command)
+        ok = json_object_set_new(over, "test_command", json_string(flags->test_command)) == 0;
+    if (ok && flags->environment) { /* a relative image path names a file from here, not from the facts file */
+        char *real = realpath(flags->environment, NULL);
+        ok = json_object_set_new(over, "environment", json_string(real ? real : flags->environment)) == 0;
+        free(real);
+    }
+    if (ok && results)
+        ok = json_object_set_new(over, "results",
+                                 strcmp(results, "tap") == 0
+                                     ? json_string("tap")
+                                     : json_pack("{s:s, s:s}", "format", "junit", "path", results + 6)) == 0;
+    if (ok) ok = add_globs(over, "tests", flags->tests, flags->n_tests) == 0;
+    if (ok) ok = add_globs(over, "code", flags->code, flags->n_code) == 0;
+    char *text = ok ? json_dumps(over, JSON_COMPACT) : NULL;
+    json_decref(over);
+    if (!text) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    int rc = rlvr_repo_facts_load_merged(out, path, text);
+    free(text);
+    return rc;
+}

@@ -59,6 +59,22 @@ int rlvr_repo_facts_parse(rlvr_repo_facts *out, const char *text, const char *so
  * `overrides_json` (may be NULL) replacing its own: the command line's
  * flags over the file. */
 int rlvr_repo_facts_load_merged(rlvr_repo_facts *out, const char *path, const char *overrides_json);
+
+/* The facts a command line gives (`rlvr tasks mine`'s flags); NULL or none:
+ * not given. */
+typedef struct {
+    const char *test_command; /* "test_command" */
+    const char *results;      /* "tap" or "junit:PATH" */
+    const char *environment;  /* an image path, made absolute when it exists */
+    const char *const *tests; /* "tests" globs (n_tests of them) */
+    size_t n_tests;
+    const char *const *code;  /* "code" globs */
+    size_t n_code;
+} rlvr_repo_facts_flags;
+
+/* The file's facts (path may be NULL: none) with the flags' keys replacing
+ * its own. RLVR_ECONFIG for results that are neither tap nor junit:PATH. */
+int rlvr_repo_facts_load_flags(rlvr_repo_facts *out, const char *path, const rlvr_repo_facts_flags *flags);
 void rlvr_repo_facts_free(rlvr_repo_facts *f);
 
 /* Whether the path is one of the expected files the test command writes. */

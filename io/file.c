@@ -299,3 +299,10 @@ done:
     rlvr_h5_close(&fid);
     return rc;
 }
+
+void rlvr_io_shape_text(const rlvr_io_dataset_info *d, char *out, size_t cap) {
+    size_t n = (size_t)snprintf(out, cap, "(");
+    for (int i = 0; i < d->rank && n < cap; i++)
+        n += (size_t)snprintf(out + n, cap - n, "%s%llu", i ? ", " : "", (unsigned long long)d->dims[i]);
+    if (n < cap) snprintf(out + n, cap - n, "%s)", d->rank == 1 ? "," : "");
+}

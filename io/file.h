@@ -61,6 +61,9 @@ typedef struct {
     uint64_t stored_bytes;       /* bytes on disk (compressed) */
 } rlvr_io_dataset_info;
 
+/* A dataset's shape as Python writes a tuple: "(3, 4)", "(5,)", "()". */
+void rlvr_io_shape_text(const rlvr_io_dataset_info *d, char *out, size_t cap);
+
 /* Calls fn for every dataset in name order; stops on a negative return. */
 int rlvr_io_list(const char *path, int (*fn)(const rlvr_io_dataset_info *info, void *user), void *user);
 

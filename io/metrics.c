@@ -273,3 +273,15 @@ void rlvr_metrics_table_free(rlvr_metrics_table *t) {
     for (int i = 0; i < RLVR_METRIC_COUNT; i++) free(t->value[i]);
     memset(t, 0, sizeof *t);
 }
+
+void rlvr_metrics_column_stats(const rlvr_metrics_table *t, rlvr_metric m, rlvr_metric_stats *out) {
+    *out = (rlvr_metric_stats){.last = NAN, .min = INFINITY, .max = -INFINITY};
+    const double *v = t->value[m];
+    for (int64_t r = 0; v && r < t->n_rows; r++) {
+        if (isnan(v[r])) continue;
+        out->measured++;
+        out->min = fmin(out->min, v[r]);
+        out->max = fmax(out->max, v[r]);
+        out->last = v[r];
+    }
+}

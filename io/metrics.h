@@ -111,4 +111,14 @@ typedef struct {
 int rlvr_metrics_read(rlvr_metrics_table *t, const char *path);
 void rlvr_metrics_table_free(rlvr_metrics_table *t);
 
+/* One column of a table over the rows where it was measured (not NaN):
+ * how many, the last value, the least and the greatest (NaN, +inf, -inf
+ * when none; a column the file lacks has none). */
+typedef struct {
+    int64_t measured;
+    double last, min, max;
+} rlvr_metric_stats;
+
+void rlvr_metrics_column_stats(const rlvr_metrics_table *t, rlvr_metric m, rlvr_metric_stats *out);
+
 #endif

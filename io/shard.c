@@ -4,6 +4,7 @@
 #include "io/chunks.h"
 #include "io/h5util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -530,4 +531,43 @@ int rlvr_shard_read(const rlvr_shard *s, int64_t i, rlvr_rollout *out, float *ad
     out->timings.queue_s = COL(roll, RO_T_QUEUE, double)[i];
     if (advantage) *advantage = COL(roll, RO_ADVANTAGE, float)[i];
     return 0;
+}
+
+int rlvr_shard_list_step(const char *shard_path, int64_t step, rlvr_shard_step_files *out) {
+    *out = (rlvr_shard_step_files){.lo_rank = -1, .hi_rank = -1};
+    const char *slash = strrchr(shard_path, '/');
+    if (!slash) snprintf(out->dir, sizeof out->dir, ".");
+    else snprintf(out->dir, sizeof out->dir, "%.*s", (int)(slash == shard_path ? 1 : slash - shard_path), shard_path);
+    DIR *d = opendir(out->dir);
+    if (!d) return RLVR_FAIL(RLVR_EIO, "cannot list %s: %s", out->dir, strerror(errno));
+    for (struct dirent *e; (e = readdir(d));) {
+        long long st = 0;
+        int r = 0, end = 0;
+        if (sscanf(e->d_name, "step_%lld.rank_%d.h5%n", &st, &r, &end) != 2 || end == 0 || e->d_name[end] ||
+            st != step)
+            continue;
+        if (out->files++ == 0) out->lo_rank = out->hi_rank = r;
+        out->lo_rank = r < out->lo_rank ? r : out->lo_rank;
+        out->hi_rank = r > out->hi_rank ? r : out->hi_rank;
+    }
+    closedir(d);
+    return 0;
+}
+
+int rlvr_shard_totals_of(const rlvr_shard *s, rlvr_shard_totals *out) {
+    *out = (rlvr_shard_totals){0};
+    const rlvr_shard_info *info = rlvr_shard_info_of(s);
+    rlvr_rollout r;
+    RLVR_TRY(rlvr_rollout_init(&r, 256, 8));
+    double reward = 0;
+    int rc = 0;
+    for (int64_t i = 0; i < info->n_rollouts && rc == 0; i++) {
+        if ((rc = rlvr_shard_read(s, i, &r, NULL)) < 0) break;
+        out->verdicts[r.verdict]++;
+        out->policy_tokens += rlvr_rollout_policy_tokens(&r);
+        reward += r.reward.total;
+    }
+    rlvr_rollout_free(&r);
+    out->mean_reward = info->n_rollouts ? reward / (double)info->n_rollouts : 0.0;
+    return rc;
 }

@@ -90,4 +90,25 @@ const rlvr_shard_info *rlvr_shard_info_of(const rlvr_shard *s);
  * set up with rlvr_rollout_init (it grows as needed). advantage may be NULL. */
 int rlvr_shard_read(const rlvr_shard *s, int64_t i, rlvr_rollout *out, float *advantage);
 
+/* Totals over a shard's rollouts: how many got each verdict, their policy
+ * tokens and their mean total reward (0 for an empty shard). */
+typedef struct {
+    int64_t verdicts[RLVR_VERDICT_COUNT];
+    int64_t policy_tokens;
+    double mean_reward;
+} rlvr_shard_totals;
+
+int rlvr_shard_totals_of(const rlvr_shard *s, rlvr_shard_totals *out);
+
+/* The shard files of one step that sit in the directory of `shard_path`
+ * (one per trainer rank), found by name, none opened: their directory
+ * ("." for a bare name), how many, and the lowest and highest rank.
+ * RLVR_EIO when the directory cannot be listed. */
+typedef struct {
+    char dir[4096];
+    int files, lo_rank, hi_rank; /* ranks -1 when files is 0 */
+} rlvr_shard_step_files;
+
+int rlvr_shard_list_step(const char *shard_path, int64_t step, rlvr_shard_step_files *out);
+
 #endif

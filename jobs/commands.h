@@ -12,6 +12,7 @@ enum {
     RLVR_EXIT_OK = 0,
     RLVR_EXIT_FAILURE = 1,   /* the job ran and failed (or a gate rejected) */
     RLVR_EXIT_USAGE = 2,     /* bad command line or configuration */
+    RLVR_EXIT_STOPPED = 3,   /* stopped by a signal after a checkpoint (resume, or let Slurm requeue it) */
 };
 
 /* Reads an integer flag value in [lo, hi]; on a bad value prints
@@ -39,6 +40,10 @@ int rlvr_cmd_config(int argc, char **argv);
 int rlvr_cmd_plan(int argc, char **argv);
 int rlvr_cmd_inspect(int argc, char **argv);
 int rlvr_cmd_tasks(int argc, char **argv);
+/* `rlvr tasks import SOURCE ...` (argv[0] "import"), and its synopsis and
+ * description lines (swe-bench, harbor) for `rlvr tasks --help`. */
+int rlvr_cmd_tasks_import(int argc, char **argv);
+extern const char *const rlvr_tasks_import_synopsis[2], *const rlvr_tasks_import_doc[2];
 int rlvr_cmd_rollout(int argc, char **argv);
 int rlvr_cmd_eval(int argc, char **argv);
 int rlvr_cmd_sweep(int argc, char **argv);

@@ -1,10 +1,13 @@
 /* jobs/config.c — `rlvr config check FILE` and `rlvr config keys [--markdown]`. */
 #include "core/config.h"
+#include "jobs/args.h"
 #include "jobs/commands.h"
 #include "jobs/schemas.h"
 
 #include <stdio.h>
 #include <string.h>
+
+static void usage(FILE *out) { fprintf(out, "usage: rlvr config check FILE | rlvr config keys [--markdown]\n"); }
 
 static const char *type_name(const rlvr_config_key *k) {
     switch (k->type) {
@@ -17,7 +20,11 @@ static const char *type_name(const rlvr_config_key *k) {
     return "?";
 }
 
-static int print_keys(bool markdown) {
+static int print_keys(int argc, char **argv) {
+    bool markdown = false;
+    const rlvr_opt opts[] = {RLVR_OPT("--markdown", RLVR_OPT_FLAG, &markdown, NULL), {0}};
+    int parsed = rlvr_args_parse("config keys", opts, usage, argc, argv);
+    if (parsed != RLVR_ARGS_CONTINUE) return parsed;
     const char *section = "";
     for (size_t t = 0; rlvr_all_config_schemas[t]; t++) {
         for (const rlvr_config_key *k = rlvr_all_config_schemas[t]; k->key; k++) {
@@ -34,7 +41,11 @@ static int print_keys(bool markdown) {
     return RLVR_EXIT_OK;
 }
 
-static int check_file(const char *path) {
+static int check_file(int argc, char **argv) {
+    const char *path = NULL;
+    const rlvr_opt opts[] = {RLVR_OPT(NULL, RLVR_OPT_STRING, &path, "FILE", .required = true), {0}};
+    int parsed = rlvr_args_parse("config check", opts, usage, argc, argv);
+    if (parsed != RLVR_ARGS_CONTINUE) return parsed;
     rlvr_config *cfg;
     int rc = rlvr_config_load(&cfg, path, rlvr_all_config_schemas);
     if (rc < 0) return rlvr_cmd_fail("config", rc);
@@ -44,13 +55,13 @@ static int check_file(const char *path) {
 }
 
 int rlvr_cmd_config(int argc, char **argv) {
-    if (argc == 3 && strcmp(argv[1], "check") == 0) return check_file(argv[2]);
-    if (argc >= 2 && strcmp(argv[1], "keys") == 0) {
-        bool markdown = argc == 3 && strcmp(argv[2], "--markdown") == 0;
-        if (argc > 3 || (argc == 3 && !markdown)) goto usage;
-        return print_keys(markdown);
+    const char *sub = argc > 1 ? argv[1] : "";
+    if (strcmp(sub, "check") == 0) return check_file(argc - 1, argv + 1);
+    if (strcmp(sub, "keys") == 0) return print_keys(argc - 1, argv + 1);
+    if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0) {
+        usage(stdout);
+        return RLVR_EXIT_OK;
     }
-usage:
-    fprintf(stderr, "usage: rlvr config check FILE | rlvr config keys [--markdown]\n");
-    return RLVR_EXIT_USAGE;
+    return argc > 1 ? rlvr_args_error("config", usage, "unknown subcommand \"%s\"", sub)
+                    : rlvr_args_error("config", usage, "check or keys?");
 }

@@ -9,3 +9,7 @@ const rlvr_config_key *const rlvr_all_config_schemas[] = {
     rlvr_slurm_config_keys,
     NULL,
 };
+
+int rlvr_run_open(rlvr_run *r, const char *config_path, const char *out_dir) {
+    return rlvr_run_load(r, config_path, out_dir, rlvr_all_config_schemas);
+}

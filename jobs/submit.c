@@ -4,7 +4,7 @@
 #include "core/error.h"
 #include "jobs/args.h"
 #include "jobs/commands.h"
-#include "jobs/run.h"
+#include "jobs/schemas.h"
 #include "slurm/chain.h"
 
 #include <stdbool.h>

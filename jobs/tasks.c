@@ -1,7 +1,8 @@
-/* jobs/tasks.c — `rlvr tasks gen` (built-in task families), `rlvr tasks
- * list` (load a pool, check split hygiene, summarise it) and `rlvr tasks
- * check` (validate every task in enclaves, write the validated-pool
- * manifest). */
+/* jobs/tasks.c — `rlvr tasks gen` (built-in task families, envs/gen.h),
+ * `list` (load a pool, check split hygiene, summarise it), `check`
+ * (validate every task in enclaves, write the validated-pool manifest;
+ * envs/check.h), `mine` and `import swe-bench|harbor` (tasks from the
+ * user's world, envs/sources.h): parse, call, print. */
 #include "core/config.h"
 #include "core/error.h"
 #include "core/sys.h"
@@ -10,140 +11,109 @@
 #include "envs/gen.h"
 #include "envs/pool.h"
 #include "envs/sources.h"
+#include "jobs/args.h"
 #include "jobs/commands.h"
 #include "jobs/schemas.h"
-#include "train/run.h"
 
 #include <errno.h>
-#include <inttypes.h>
-#include <jansson.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#define P "       " /* under "usage: " */
+static const char gen_syn[] = "rlvr tasks gen FAMILY --n N --seed S --out DIR [--split train|eval|regression]\n" P
+                              "               [--difficulty 1|2|3] [--first I] [--compiler CC]\n",
+                  list_syn[] = "rlvr tasks list POOL\n",
+                  check_syn[] = "rlvr tasks check POOL [--json] [--runs N] [--seed S] [--jobs J] [--wall-s T]\n" P
+                                "                 [--manifest PATH] [--config RUN.ini]\n",
+                  mine_syn[] = "rlvr tasks mine REPO --out POOL [--facts FACTS.json] [--test-command CMD]\n" P
+                               "                [--results tap|junit:PATH] [--environment IMAGE] [--tests GLOB]...\n" P
+                               "                [--code GLOB]... [--since DATE] [--until DATE] [--max N]\n" P
+                               "                [--eval-share F] [--runs N] [--name NAME] [--rev REV] [--seed S]\n" P
+                               "                [--config RUN.ini]\n";
+static const char gen_doc[] = "families: bugfix-c (multi-turn C bug fixing), bugfix-py (the same in Python), arith "
+                              "(single-turn arithmetic)\n",
+                  pool_doc[] = "A pool is a directory of *.json task specs or a .jsonl file (docs/TASKS.md).\n",
+                  check_doc[] =
+                      "check: the untouched repository must fail, the reference pass (with consensus), every\n"
+                      "wrong patch fail; the reference runs N more times in shuffled orders (quarantine,\n"
+                      "default 30). Broken, flaky and unjudgeable tasks are excluded; the manifest (default\n"
+                      "POOL.manifest.json) records every verdict and the pool's content hash. --config: build\n"
+                      "the sandboxes as the run's [sandbox] section says (system paths, uid, overlay), as its\n"
+                      "training will. Exit status 0 when every task passed, 1 when some were excluded or the\n"
+                      "check failed.\n",
+                  mine_doc[] =
+                      "mine: commits that change code and tests become tasks (the parent the base, the code part\n"
+                      "the reference, the tests hidden), kept when the enclave finds FAIL_TO_PASS tests; the\n"
+                      "newest --eval-share (default 0.2) become eval tasks. FACTS.json holds the repository's\n"
+                      "facts (docs/TASKS.md \"Your own tasks\"); the flags replace its keys.\n";
+
 static void usage(FILE *out) {
-    fprintf(out,
-            "usage: rlvr tasks gen FAMILY --n N --seed S --out DIR [--split train|eval|regression]\n"
-            "                      [--difficulty 1|2|3] [--first I] [--compiler CC]\n"
-            "       rlvr tasks list POOL\n"
-            "       rlvr tasks check POOL [--json] [--runs N] [--seed S] [--jobs J] [--wall-s T]\n"
-            "                        [--manifest PATH] [--config RUN.ini]\n"
-            "       rlvr tasks mine REPO --out POOL [--facts FACTS.json] [--test-command CMD]\n"
-            "                       [--results tap|junit:PATH] [--environment IMAGE] [--tests GLOB]...\n"
-            "                       [--code GLOB]... [--since DATE] [--until DATE] [--max N]\n"
-            "                       [--eval-share F] [--runs N] [--name NAME] [--rev REV] [--seed S]\n"
-            "                       [--config RUN.ini]\n"
-            "       rlvr tasks import swe-bench FILE.jsonl --specs SPECS.json --repos DIR --out POOL\n"
-            "                       [--split train|eval|regression] [--no-base-check] [--config RUN.ini]\n"
-            "       rlvr tasks import harbor DIR... --out POOL [--image IMAGE] [--split S] [--config RUN.ini]\n"
-            "\n"
-            "families: bugfix-c (multi-turn C bug fixing), bugfix-py (the same in Python), arith (single-turn arithmetic)\n"
-            "A pool is a directory of *.json task specs or a .jsonl file (docs/TASKS.md).\n"
-            "check: the untouched repository must fail, the reference pass (with consensus), every\n"
-            "wrong patch fail; the reference runs N more times in shuffled orders (quarantine,\n"
-            "default 30). Broken, flaky and unjudgeable tasks are excluded; the manifest (default\n"
-            "POOL.manifest.json) records every verdict and the pool's content hash. --config: build\n"
-            "the sandboxes as the run's [sandbox] section says (system paths, uid, overlay), as its\n"
-            "training will. Exit status 0 when every task passed, 1 when some were excluded or the\n"
-            "check failed.\n"
-            "mine: commits that change code and tests become tasks (the parent the base, the code part\n"
-            "the reference, the tests hidden), kept when the enclave finds FAIL_TO_PASS tests; the\n"
-            "newest --eval-share (default 0.2) become eval tasks. FACTS.json holds the repository's\n"
-            "facts (docs/TASKS.md \"Your own tasks\"); the flags replace its keys.\n"
-            "import swe-bench: SWE-bench instances (instance_id, repo, base_commit, patch, test_patch,\n"
-            "FAIL_TO_PASS, PASS_TO_PASS, problem_statement); SPECS.json maps \"owner/name\" to its facts,\n"
-            "DIR holds the repositories or bundles. Each instance runs once at its base (FAIL_TO_PASS\n"
-            "must fail there); a bad instance is refused naming FILE:LINE and the field.\n"
-            "import harbor: Harbor task directories (instruction.md, task.toml, tests/test.sh writing a\n"
-            "reward file, solution/solve.sh run once to make the reference); a Dockerfile environment\n"
-            "needs --image, the image built from it.\n");
+    fprintf(out, "usage: %s" P "%s" P "%s" P "%s" P "%s" P "%s\n%s%s%s%s%s%s", gen_syn, list_syn, check_syn, mine_syn,
+            rlvr_tasks_import_synopsis[0], rlvr_tasks_import_synopsis[1], gen_doc, pool_doc, check_doc, mine_doc,
+            rlvr_tasks_import_doc[0], rlvr_tasks_import_doc[1]);
+}
+static void gen_usage(FILE *out) { fprintf(out, "usage: %s%s", gen_syn, gen_doc); }
+static void list_usage(FILE *out) { fprintf(out, "usage: %s%s", list_syn, pool_doc); }
+static void check_usage(FILE *out) { fprintf(out, "usage: %s%s", check_syn, check_doc); }
+static void mine_usage(FILE *out) { fprintf(out, "usage: %s%s", mine_syn, mine_doc); }
+
+/* --split's value; a wrong one fails as a configuration error. */
+static int split_of(const char *text, rlvr_split *out, const char *verb) {
+    return text && rlvr_split_parse(text, out) < 0 ? rlvr_cmd_fail(verb, RLVR_ECONFIG) : RLVR_ARGS_CONTINUE;
 }
 
 static int cmd_gen(int argc, char **argv) {
-    if (argc < 3) goto usage;
-    rlvr_task_gen_options opts = RLVR_TASK_GEN_OPTIONS_INIT;
-    opts.family = argv[2];
-    const char *out = NULL;
-    int have_n = 0, have_seed = 0;
-    for (int i = 3; i < argc; i++) {
-        const char *flag = argv[i];
-        if (i + 1 >= argc) {
-            fprintf(stderr, "rlvr tasks gen: %s needs a value\n", flag);
-            goto usage;
-        }
-        const char *value = argv[++i];
-        int64_t v;
-        if (strcmp(flag, "--n") == 0) {
-            if (rlvr_cmd_parse_int("tasks", flag, value, 1, 1000000, &v) < 0) return RLVR_EXIT_USAGE;
-            opts.count = v;
-            have_n = 1;
-        } else if (strcmp(flag, "--seed") == 0) {
-            char *end;
-            errno = 0;
-            unsigned long long seed = strtoull(value, &end, 10);
-            if (errno || end == value || *end || value[0] == '-') {
-                fprintf(stderr, "rlvr tasks gen: --seed wants a non-negative integer, got \"%s\"\n", value);
-                return RLVR_EXIT_USAGE;
-            }
-            opts.seed = seed;
-            have_seed = 1;
-        } else if (strcmp(flag, "--out") == 0) {
-            out = value;
-        } else if (strcmp(flag, "--split") == 0) {
-            if (rlvr_split_parse(value, &opts.split) < 0) return rlvr_cmd_fail("tasks gen", RLVR_ECONFIG);
-        } else if (strcmp(flag, "--difficulty") == 0) {
-            if (rlvr_cmd_parse_int("tasks", flag, value, 1, 3, &v) < 0) return RLVR_EXIT_USAGE;
-            opts.difficulty = (int)v;
-        } else if (strcmp(flag, "--compiler") == 0) {
-            opts.compiler = value;
-        } else if (strcmp(flag, "--first") == 0) {
-            if (rlvr_cmd_parse_int("tasks", flag, value, 0, UINT32_MAX, &v) < 0) return RLVR_EXIT_USAGE;
-            opts.first = v;
-        } else {
-            fprintf(stderr, "rlvr tasks gen: unknown option %s\n", flag);
-            goto usage;
-        }
-    }
-    if (!have_n || !have_seed || !out) {
-        fprintf(stderr, "rlvr tasks gen: --n, --seed and --out are required\n");
-        goto usage;
-    }
-    const char *known = NULL;
-    for (const char *const *f = rlvr_task_families; *f; f++)
-        if (strcmp(*f, opts.family) == 0) known = *f;
+    rlvr_task_gen_options o = RLVR_TASK_GEN_OPTIONS_INIT;
+    const char *out = NULL, *split = NULL;
+    int64_t n = 0, seed = 0, difficulty = o.difficulty, first = 0;
+    bool have_seed = false;
+    const rlvr_opt opts[] = {
+        RLVR_OPT(NULL, RLVR_OPT_STRING, &o.family, "FAMILY", .required = true),
+        RLVR_OPT("--n", RLVR_OPT_INT, &n, "N", .min = 1, .max = 1000000),
+        RLVR_OPT("--seed", RLVR_OPT_INT, &seed, "S", .min = 0, .max = INT64_MAX, .seen = &have_seed),
+        RLVR_OPT("--out", RLVR_OPT_STRING, &out, "DIR"),
+        RLVR_OPT("--split", RLVR_OPT_STRING, &split, "SPLIT"),
+        RLVR_OPT("--difficulty", RLVR_OPT_INT, &difficulty, "D", .min = 1, .max = 3),
+        RLVR_OPT("--first", RLVR_OPT_INT, &first, "I", .min = 0, .max = UINT32_MAX),
+        RLVR_OPT("--compiler", RLVR_OPT_STRING, &o.compiler, "CC"),
+        {0},
+    };
+    int rc = rlvr_args_parse("tasks gen", opts, gen_usage, argc, argv);
+    if (rc == RLVR_ARGS_CONTINUE && (!n || !have_seed || !out))
+        rc = rlvr_args_error("tasks gen", gen_usage, "--n, --seed and --out are required");
+    if (rc == RLVR_ARGS_CONTINUE) rc = split_of(split, &o.split, "tasks gen");
+    if (rc != RLVR_ARGS_CONTINUE) return rc;
+    o.count = n, o.seed = (uint64_t)seed, o.difficulty = (int)difficulty, o.first = first;
+    bool known = false;
+    for (const char *const *f = rlvr_task_families; *f; f++) known |= strcmp(*f, o.family) == 0;
     size_t written = 0;
-    int rc = rlvr_task_gen(&opts, out, &written);
-    if (rc < 0) {
+    if ((rc = rlvr_task_gen(&o, out, &written)) < 0) {
         if (!known) return rlvr_cmd_fail("tasks gen", RLVR_ECONFIG);
         fprintf(stderr, "rlvr tasks gen: %zu task%s written before the error\n", written, written == 1 ? "" : "s");
         return rlvr_cmd_fail("tasks gen", rc);
     }
-    printf("wrote %zu %s task%s (split %s, difficulty %d, seed %llu) to %s\n", written, opts.family,
-           written == 1 ? "" : "s", rlvr_split_name(opts.split), opts.difficulty, (unsigned long long)opts.seed, out);
+    printf("wrote %zu %s task%s (split %s, difficulty %d, seed %llu) to %s\n", written, o.family,
+           written == 1 ? "" : "s", rlvr_split_name(o.split), o.difficulty, (unsigned long long)o.seed, out);
     return RLVR_EXIT_OK;
-usage:
-    usage(stderr);
-    return RLVR_EXIT_USAGE;
 }
 
 static int cmd_list(int argc, char **argv) {
-    if (argc != 3) {
-        usage(stderr);
-        return RLVR_EXIT_USAGE;
-    }
-    rlvr_task_pool *pool;
-    int rc = rlvr_task_pool_load(&pool, argv[2]);
-    if (rc < 0) return rlvr_cmd_fail("tasks list", rc);
+    const char *path = NULL;
+    const rlvr_opt opts[] = {RLVR_OPT(NULL, RLVR_OPT_STRING, &path, "POOL", .required = true), {0}};
+    int parsed = rlvr_args_parse("tasks list", opts, list_usage, argc, argv);
+    if (parsed != RLVR_ARGS_CONTINUE) return parsed;
+    rlvr_task_pool *pool = NULL;
     size_t by_time = 0;
-    rc = rlvr_task_pools_split_check((const rlvr_task_pool *const *)&pool, 1, &by_time);
+    int rc = rlvr_task_pool_load(&pool, path);
+    if (rc == 0) rc = rlvr_task_pools_split_check((const rlvr_task_pool *const *)&pool, 1, &by_time);
     if (rc < 0) {
         rlvr_task_pool_free(pool);
         return rlvr_cmd_fail("tasks list", rc);
     }
     size_t n = rlvr_task_pool_size(pool);
-    printf("%s: %zu task%s (train %zu, eval %zu, regression %zu); split hygiene ok", argv[2], n, n == 1 ? "" : "s",
+    printf("%s: %zu task%s (train %zu, eval %zu, regression %zu); split hygiene ok", path, n, n == 1 ? "" : "s",
            rlvr_task_pool_count(pool, RLVR_SPLIT_TRAIN), rlvr_task_pool_count(pool, RLVR_SPLIT_EVAL),
            rlvr_task_pool_count(pool, RLVR_SPLIT_REGRESSION));
     if (by_time) printf(" (%zu key%s split by time)", by_time, by_time == 1 ? "" : "s");
@@ -157,167 +127,45 @@ static int cmd_list(int argc, char **argv) {
     return RLVR_EXIT_OK;
 }
 
-/* ---- tasks check ---------------------------------------------------------------- */
-
-static int check_parse_args(int argc, char **argv, rlvr_task_check_options *opts, bool *json, int *jobs,
-                            const char **manifest, const char **config) {
-    for (int i = 3; i < argc; i++) {
-        const char *flag = argv[i];
-        if (strcmp(flag, "--json") == 0) {
-            *json = true;
-            continue;
-        }
-        if (i + 1 >= argc) {
-            fprintf(stderr, "rlvr tasks check: %s needs a value\n", flag);
-            return -1;
-        }
-        const char *value = argv[++i];
-        int64_t v;
-        if (strcmp(flag, "--runs") == 0) {
-            if (rlvr_cmd_parse_int("tasks", flag, value, 1, 100000, &v) < 0) return -1;
-            opts->quarantine_runs = (int)v;
-        } else if (strcmp(flag, "--seed") == 0) {
-            if (rlvr_cmd_parse_int("tasks", flag, value, 0, INT64_MAX, &v) < 0) return -1;
-            opts->seed = (uint64_t)v;
-        } else if (strcmp(flag, "--jobs") == 0) {
-            if (rlvr_cmd_parse_int("tasks", flag, value, 1, 4096, &v) < 0) return -1;
-            *jobs = (int)v;
-        } else if (strcmp(flag, "--wall-s") == 0) {
-            if (rlvr_cmd_parse_int("tasks", flag, value, 1, 86400, &v) < 0) return -1;
-            opts->wall_s = (double)v;
-        } else if (strcmp(flag, "--manifest") == 0) {
-            *manifest = value;
-        } else if (strcmp(flag, "--config") == 0) {
-            *config = value;
-        } else {
-            fprintf(stderr, "rlvr tasks check: unknown option %s\n", flag);
-            return -1;
-        }
-    }
-    return 0;
-}
-
 static int cmd_check(int argc, char **argv) {
-    if (argc < 3 || argv[2][0] == '-') {
-        usage(stderr);
-        return RLVR_EXIT_USAGE;
-    }
-    rlvr_task_check_options opts = RLVR_TASK_CHECK_OPTIONS_INIT;
+    rlvr_task_check_options o = RLVR_TASK_CHECK_OPTIONS_INIT;
+    const char *pool = NULL, *manifest = NULL, *config = NULL;
     bool json = false;
-    int jobs = rlvr_physical_cores();
-    const char *manifest = NULL, *config = NULL;
-    if (check_parse_args(argc, argv, &opts, &json, &jobs, &manifest, &config) < 0) {
-        usage(stderr);
-        return RLVR_EXIT_USAGE;
-    }
+    int64_t runs = o.quarantine_runs, seed = (int64_t)o.seed, jobs = rlvr_physical_cores(), wall = 0;
+    const rlvr_opt opts[] = {
+        RLVR_OPT(NULL, RLVR_OPT_STRING, &pool, "POOL", .required = true),
+        RLVR_OPT("--json", RLVR_OPT_FLAG, &json, NULL),
+        RLVR_OPT("--runs", RLVR_OPT_INT, &runs, "N", .min = 1, .max = 100000),
+        RLVR_OPT("--seed", RLVR_OPT_INT, &seed, "S", .min = 0, .max = INT64_MAX),
+        RLVR_OPT("--jobs", RLVR_OPT_INT, &jobs, "J", .min = 1, .max = 4096),
+        RLVR_OPT("--wall-s", RLVR_OPT_INT, &wall, "T", .min = 1, .max = 86400),
+        RLVR_OPT("--manifest", RLVR_OPT_STRING, &manifest, "PATH"),
+        RLVR_OPT("--config", RLVR_OPT_STRING, &config, "RUN.ini"),
+        {0},
+    };
+    int parsed = rlvr_args_parse("tasks check", opts, check_usage, argc, argv);
+    if (parsed != RLVR_ARGS_CONTINUE) return parsed;
+    o.quarantine_runs = (int)runs, o.seed = (uint64_t)seed;
+    if (wall) o.wall_s = (double)wall;
     char default_manifest[4096];
-    rlvr_pool_manifest_default_path(default_manifest, sizeof default_manifest, argv[2]);
+    rlvr_pool_manifest_default_path(default_manifest, sizeof default_manifest, pool);
     if (!manifest) manifest = default_manifest;
-
-    size_t ok = 0, n = 0;
-    rlvr_sandbox_host_options host_options = RLVR_SANDBOX_HOST_OPTIONS_INIT;
+    size_t ok = 0, n = 0, tallied = 0, counts[RLVR_TASK_CHECK_STATUS_COUNT];
+    uint64_t hash = 0;
+    rlvr_sandbox_host_options ho = RLVR_SANDBOX_HOST_OPTIONS_INIT;
     rlvr_config *cfg = NULL;
     int rc = config ? rlvr_config_load(&cfg, config, rlvr_all_config_schemas) : 0;
-    if (rc == 0 && cfg) rc = rlvr_sandbox_host_options_from_config(cfg, &host_options);
-    if (rc == 0) rc = rlvr_run_check_pool(argv[2], manifest, &opts, &host_options, jobs, json, stdout, &ok, &n);
+    if (rc == 0 && cfg) rc = rlvr_sandbox_host_options_from_config(cfg, &ho);
+    if (rc == 0) rc = rlvr_run_check_pool(pool, manifest, &o, &ho, (int)jobs, json, stdout, &ok, &n);
     rlvr_config_free(cfg);
+    if (rc == 0) rc = rlvr_pool_manifest_tally(pool, manifest, counts, &tallied, &hash);
     if (rc < 0) return rlvr_cmd_fail("tasks check", rc);
-    rlvr_pool_manifest *m = NULL;
-    rlvr_task_pool *pool = NULL;
-    uint64_t hash = 0;
-    size_t counts[RLVR_TASK_CHECK_STATUS_COUNT] = {0};
-    rc = rlvr_task_pool_load(&pool, argv[2]);
-    if (rc == 0) rc = rlvr_pool_manifest_load(&m, manifest, pool);
-    if (rc == 0) rc = rlvr_task_pool_hash(pool, &hash);
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        rlvr_task_check_status st;
-        rc = rlvr_pool_manifest_status(m, rlvr_task_pool_get(pool, i)->id, &st);
-        if (rc == 0) counts[st]++;
-    }
-    rlvr_pool_manifest_free(m);
-    rlvr_task_pool_free(pool);
-    if (rc < 0) return rlvr_cmd_fail("tasks check", rc);
-    if (json)
-        printf("{\"summary\": {\"tasks\": %zu, \"ok\": %zu, \"broken\": %zu, \"flaky\": %zu, \"infra\": %zu, "
-               "\"exploitable\": %zu}, \"manifest\": \"%s\", \"pool_hash\": \"%016llx\"}\n",
-               n, counts[0], counts[1], counts[2], counts[3], counts[4], manifest, (unsigned long long)hash);
-    else
-        printf("checked %zu tasks: %zu ok, %zu broken, %zu flaky, %zu infra, %zu exploitable; manifest %s (pool hash "
-               "%016llx)\n",
-               n, counts[0], counts[1], counts[2], counts[3], counts[4], manifest, (unsigned long long)hash);
+    printf(json ? "{\"summary\": {\"tasks\": %zu, \"ok\": %zu, \"broken\": %zu, \"flaky\": %zu, \"infra\": %zu, "
+                  "\"exploitable\": %zu}, \"manifest\": \"%s\", \"pool_hash\": \"%016llx\"}\n"
+                : "checked %zu tasks: %zu ok, %zu broken, %zu flaky, %zu infra, %zu exploitable; manifest %s (pool "
+                  "hash %016llx)\n",
+           n, counts[0], counts[1], counts[2], counts[3], counts[4], manifest, (unsigned long long)hash);
     return counts[0] == n ? RLVR_EXIT_OK : RLVR_EXIT_FAILURE;
-}
-
-/* ---- tasks mine ------------------------------------------------------------------- */
-
-static int host_from(const char *config, rlvr_sandbox_host **host);
-
-typedef struct {
-    const char *out, *facts, *config;
-    json_t *overrides; /* facts given as flags */
-    rlvr_mine_options opts;
-} mine_args;
-
-static int parse_time_flag(const char *flag, const char *value, int64_t *out) {
-    if (rlvr_task_time_parse(value, out) == 0) return 0;
-    fprintf(stderr, "rlvr tasks mine: %s wants a date (2019-03-04) or a UTC time (2019-03-04T12:30:00Z), got \"%s\"\n",
-            flag, value);
-    return -1;
-}
-
-static int add_glob(json_t *overrides, const char *key, const char *value) {
-    json_t *a = json_object_get(overrides, key);
-    if (!a) json_object_set_new(overrides, key, a = json_array());
-    return json_array_append_new(a, json_string(value));
-}
-
-static int results_flag(json_t *overrides, const char *value) {
-    if (strcmp(value, "tap") == 0) return json_object_set_new(overrides, "results", json_string("tap"));
-    if (strncmp(value, "junit:", 6) == 0 && value[6])
-        return json_object_set_new(overrides, "results", json_pack("{s:s, s:s}", "format", "junit", "path", value + 6));
-    fprintf(stderr, "rlvr tasks mine: --results wants tap or junit:PATH, got \"%s\"\n", value);
-    return -1;
-}
-
-static int mine_flag(mine_args *a, const char *flag, const char *value) {
-    int64_t v;
-    if (strcmp(flag, "--out") == 0) a->out = value;
-    else if (strcmp(flag, "--facts") == 0) a->facts = value;
-    else if (strcmp(flag, "--config") == 0) a->config = value;
-    else if (strcmp(flag, "--test-command") == 0) json_object_set_new(a->overrides, "test_command", json_string(value));
-    else if (strcmp(flag, "--environment") == 0) {
-        char *real = realpath(value, NULL);
-        json_object_set_new(a->overrides, "environment", json_string(real ? real : value));
-        free(real);
-    } else if (strcmp(flag, "--results") == 0) return results_flag(a->overrides, value);
-    else if (strcmp(flag, "--tests") == 0) return add_glob(a->overrides, "tests", value);
-    else if (strcmp(flag, "--code") == 0) return add_glob(a->overrides, "code", value);
-    else if (strcmp(flag, "--since") == 0) return parse_time_flag(flag, value, &a->opts.since);
-    else if (strcmp(flag, "--until") == 0) return parse_time_flag(flag, value, &a->opts.until);
-    else if (strcmp(flag, "--name") == 0) a->opts.name = value;
-    else if (strcmp(flag, "--rev") == 0) a->opts.rev = value;
-    else if (strcmp(flag, "--max") == 0) {
-        if (rlvr_cmd_parse_int("tasks", flag, value, 1, 1000000, &v) < 0) return -1;
-        a->opts.max_tasks = (int)v;
-    } else if (strcmp(flag, "--runs") == 0) {
-        if (rlvr_cmd_parse_int("tasks", flag, value, 2, 100, &v) < 0) return -1;
-        a->opts.runs = (int)v;
-    } else if (strcmp(flag, "--seed") == 0) {
-        if (rlvr_cmd_parse_int("tasks", flag, value, 0, INT64_MAX, &v) < 0) return -1;
-        a->opts.seed = (uint64_t)v;
-    } else if (strcmp(flag, "--eval-share") == 0) {
-        char *end;
-        double f = strtod(value, &end);
-        if (end == value || *end || !(f >= 0 && f <= 1)) {
-            fprintf(stderr, "rlvr tasks mine: --eval-share wants a number in [0, 1], got \"%s\"\n", value);
-            return -1;
-        }
-        a->opts.eval_share = f;
-    } else {
-        fprintf(stderr, "rlvr tasks mine: unknown option %s\n", flag);
-        return -1;
-    }
-    return 0;
 }
 
 static void print_mine_table(const rlvr_mine_options *o, const rlvr_mine_summary *s, const char *out) {
@@ -341,186 +189,75 @@ static void print_mine_table(const rlvr_mine_options *o, const rlvr_mine_summary
 }
 
 static int cmd_mine(int argc, char **argv) {
-    if (argc < 3 || argv[2][0] == '-') goto usage;
-    mine_args a = {.opts = RLVR_MINE_OPTIONS_INIT, .overrides = json_object()};
-    a.opts.repo = argv[2];
-    a.opts.progress = stdout;
-    for (int i = 3; i < argc; i++) {
-        if (i + 1 >= argc) {
-            fprintf(stderr, "rlvr tasks mine: %s needs a value\n", argv[i]);
-            json_decref(a.overrides);
-            goto usage;
+    rlvr_mine_options o = RLVR_MINE_OPTIONS_INIT;
+    rlvr_repo_facts_flags ff = {0};
+    rlvr_opt_list tests = {0}, code = {0};
+    const char *out = NULL, *facts_path = NULL, *config = NULL, *since = NULL, *until = NULL;
+    int64_t max = o.max_tasks, runs = o.runs, seed = (int64_t)o.seed;
+    const rlvr_opt opts[] = {
+        RLVR_OPT(NULL, RLVR_OPT_STRING, &o.repo, "REPO", .required = true),
+        RLVR_OPT("--out", RLVR_OPT_STRING, &out, "POOL", .required = true),
+        RLVR_OPT("--facts", RLVR_OPT_STRING, &facts_path, "FACTS.json"),
+        RLVR_OPT("--config", RLVR_OPT_STRING, &config, "RUN.ini"),
+        RLVR_OPT("--test-command", RLVR_OPT_STRING, &ff.test_command, "CMD"),
+        RLVR_OPT("--results", RLVR_OPT_STRING, &ff.results, "tap|junit:PATH"),
+        RLVR_OPT("--environment", RLVR_OPT_STRING, &ff.environment, "IMAGE"),
+        RLVR_OPT("--tests", RLVR_OPT_LIST, &tests, "GLOB"),
+        RLVR_OPT("--code", RLVR_OPT_LIST, &code, "GLOB"),
+        RLVR_OPT("--since", RLVR_OPT_STRING, &since, "DATE"),
+        RLVR_OPT("--until", RLVR_OPT_STRING, &until, "DATE"),
+        RLVR_OPT("--name", RLVR_OPT_STRING, &o.name, "NAME"),
+        RLVR_OPT("--rev", RLVR_OPT_STRING, &o.rev, "REV"),
+        RLVR_OPT("--max", RLVR_OPT_INT, &max, "N", .min = 1, .max = 1000000),
+        RLVR_OPT("--runs", RLVR_OPT_INT, &runs, "N", .min = 2, .max = 100),
+        RLVR_OPT("--seed", RLVR_OPT_INT, &seed, "S", .min = 0, .max = INT64_MAX),
+        RLVR_OPT("--eval-share", RLVR_OPT_DOUBLE, &o.eval_share, "F", .dmin = 0, .dmax = 1),
+        {0},
+    };
+    int rc = rlvr_args_parse("tasks mine", opts, mine_usage, argc, argv);
+    const char *bad = rc != RLVR_ARGS_CONTINUE ? NULL
+                      : since && rlvr_task_time_parse(since, &o.since) < 0 ? "--since"
+                      : until && rlvr_task_time_parse(until, &o.until) < 0 ? "--until" : NULL;
+    if (bad)
+        rc = rlvr_args_error("tasks mine", mine_usage,
+                             "%s wants a date (2019-03-04) or a UTC time (2019-03-04T12:30:00Z), got \"%s\"", bad,
+                             bad[2] == 's' ? since : until);
+    if (rc == RLVR_ARGS_CONTINUE) {
+        o.max_tasks = (int)max, o.runs = (int)runs, o.seed = (uint64_t)seed, o.progress = stdout;
+        ff.tests = tests.items, ff.n_tests = tests.n, ff.code = code.items, ff.n_code = code.n;
+        rlvr_repo_facts facts;
+        rlvr_sandbox_host *host = NULL;
+        rlvr_mine_summary sum;
+        rc = rlvr_repo_facts_load_flags(&facts, facts_path, &ff);
+        if (rc == 0) {
+            o.facts = &facts;
+            rc = rlvr_sandbox_host_new_from_file(&host, config, rlvr_all_config_schemas);
+            if (rc == 0) rc = rlvr_tasks_mine(&o, host, out, &sum);
+            rlvr_sandbox_host_free(host);
+            if (rc == 0) print_mine_table(&o, &sum, out);
+            rlvr_repo_facts_free(&facts);
         }
-        if (mine_flag(&a, argv[i], argv[i + 1]) < 0) {
-            json_decref(a.overrides);
-            goto usage;
-        }
-        i++;
+        rc = rc < 0 ? rlvr_cmd_fail("tasks mine", rc) : sum.counts[RLVR_MINE_KEPT] > 0 ? RLVR_EXIT_OK : RLVR_EXIT_FAILURE;
     }
-    if (!a.out) {
-        fprintf(stderr, "rlvr tasks mine: missing --out POOL\n");
-        json_decref(a.overrides);
-        goto usage;
-    }
-    rlvr_repo_facts facts;
-    char *over = json_dumps(a.overrides, JSON_COMPACT);
-    json_decref(a.overrides);
-    int rc = rlvr_repo_facts_load_merged(&facts, a.facts, over);
-    free(over);
-    if (rc < 0) return rlvr_cmd_fail("tasks mine", rc);
-    a.opts.facts = &facts;
-    rlvr_sandbox_host *host = NULL;
-    rlvr_mine_summary sum;
-    rc = host_from(a.config, &host);
-    if (rc == 0) rc = rlvr_tasks_mine(&a.opts, host, a.out, &sum);
-    rlvr_sandbox_host_free(host);
-    if (rc == 0) print_mine_table(&a.opts, &sum, a.out);
-    rlvr_repo_facts_free(&facts);
-    if (rc < 0) return rlvr_cmd_fail("tasks mine", rc);
-    return sum.counts[RLVR_MINE_KEPT] > 0 ? RLVR_EXIT_OK : RLVR_EXIT_FAILURE;
-usage:
-    usage(stderr);
-    return RLVR_EXIT_USAGE;
-}
-
-/* ---- tasks import ------------------------------------------------------------------ */
-
-/* The sandbox host a run file's [sandbox] section describes (or the default). */
-static int host_from(const char *config, rlvr_sandbox_host **host) {
-    rlvr_sandbox_host_options host_options = RLVR_SANDBOX_HOST_OPTIONS_INIT;
-    rlvr_config *cfg = NULL;
-    int rc = config ? rlvr_config_load(&cfg, config, rlvr_all_config_schemas) : 0;
-    if (rc == 0 && cfg) rc = rlvr_sandbox_host_options_from_config(cfg, &host_options);
-    if (rc == 0) rc = rlvr_sandbox_host_new(host, &host_options);
-    rlvr_config_free(cfg);
+    rlvr_opt_list_free(&tests);
+    rlvr_opt_list_free(&code);
     return rc;
 }
 
-static int import_done(const char *what, int rc, const rlvr_import_summary *s, const char *out) {
-    if (rc < 0) return rlvr_cmd_fail(what, rc);
-    printf("%s: %lld read, %lld imported, %lld refused in %.1f s; pool %s; next: rlvr tasks check %s\n", what,
-           (long long)s->read, (long long)s->imported, (long long)s->refused, s->wall_s, out, out);
-    return s->refused == 0 && s->imported > 0 ? RLVR_EXIT_OK : RLVR_EXIT_FAILURE;
-}
-
-static int cmd_import_swe(int argc, char **argv) {
-    if (argc < 4 || argv[3][0] == '-') goto usage;
-    rlvr_swe_import_options o = RLVR_SWE_IMPORT_OPTIONS_INIT;
-    o.jsonl = argv[3];
-    o.progress = stdout;
-    const char *out = NULL, *config = NULL;
-    for (int i = 4; i < argc; i++) {
-        if (strcmp(argv[i], "--no-base-check") == 0) {
-            o.check_base = false;
-            continue;
-        }
-        if (i + 1 >= argc) {
-            fprintf(stderr, "rlvr tasks import swe-bench: %s needs a value\n", argv[i]);
-            goto usage;
-        }
-        const char *flag = argv[i], *value = argv[++i];
-        if (strcmp(flag, "--specs") == 0) o.specs = value;
-        else if (strcmp(flag, "--repos") == 0) o.repos_dir = value;
-        else if (strcmp(flag, "--out") == 0) out = value;
-        else if (strcmp(flag, "--config") == 0) config = value;
-        else if (strcmp(flag, "--split") == 0) {
-            if (rlvr_split_parse(value, &o.split) < 0) return rlvr_cmd_fail("tasks import swe-bench", RLVR_ECONFIG);
-        } else {
-            fprintf(stderr, "rlvr tasks import swe-bench: unknown option %s\n", flag);
-            goto usage;
-        }
-    }
-    if (!out || !o.specs || !o.repos_dir) {
-        fprintf(stderr, "rlvr tasks import swe-bench: missing %s\n",
-                !o.specs ? "--specs SPECS.json" : !o.repos_dir ? "--repos DIR" : "--out POOL");
-        goto usage;
-    }
-    rlvr_sandbox_host *host = NULL;
-    rlvr_import_summary sum = {0};
-    int rc = o.check_base ? host_from(config, &host) : 0;
-    if (rc == 0) rc = rlvr_tasks_import_swe(&o, host, out, &sum);
-    rlvr_sandbox_host_free(host);
-    return import_done("tasks import swe-bench", rc, &sum, out);
-usage:
-    usage(stderr);
-    return RLVR_EXIT_USAGE;
-}
-
-static int cmd_import_harbor(int argc, char **argv) {
-    rlvr_harbor_import_options o = RLVR_HARBOR_IMPORT_OPTIONS_INIT;
-    o.progress = stdout;
-    const char *out = NULL, *config = NULL;
-    const char **dirs = calloc((size_t)argc, sizeof *dirs);
-    size_t n = 0;
-    if (!dirs) return rlvr_cmd_fail("tasks import harbor", RLVR_ENOMEM);
-    for (int i = 3; i < argc; i++) {
-        if (argv[i][0] != '-') {
-            dirs[n++] = argv[i];
-            continue;
-        }
-        if (i + 1 >= argc) {
-            fprintf(stderr, "rlvr tasks import harbor: %s needs a value\n", argv[i]);
-            goto usage;
-        }
-        const char *flag = argv[i], *value = argv[++i];
-        if (strcmp(flag, "--out") == 0) out = value;
-        else if (strcmp(flag, "--image") == 0) o.image = value;
-        else if (strcmp(flag, "--config") == 0) config = value;
-        else if (strcmp(flag, "--split") == 0) {
-            if (rlvr_split_parse(value, &o.split) < 0) {
-                free(dirs);
-                return rlvr_cmd_fail("tasks import harbor", RLVR_ECONFIG);
-            }
-        } else {
-            fprintf(stderr, "rlvr tasks import harbor: unknown option %s\n", flag);
-            goto usage;
-        }
-    }
-    if (!out || n == 0) {
-        fprintf(stderr, "rlvr tasks import harbor: missing %s\n", n == 0 ? "a task directory" : "--out POOL");
-        goto usage;
-    }
-    char *image = o.image ? realpath(o.image, NULL) : NULL;
-    if (o.image && !image) {
-        fprintf(stderr, "rlvr tasks import harbor: --image %s: %s\n", o.image, strerror(errno));
-        free(dirs);
-        return RLVR_EXIT_USAGE;
-    }
-    o.image = image;
-    o.dirs = dirs;
-    rlvr_sandbox_host *host = NULL;
-    rlvr_import_summary sum = {0};
-    int rc = host_from(config, &host);
-    if (rc == 0) rc = rlvr_tasks_import_harbor(&o, host, out, &sum);
-    rlvr_sandbox_host_free(host);
-    free(image);
-    free(dirs);
-    return import_done("tasks import harbor", rc, &sum, out);
-usage:
-    free(dirs);
-    usage(stderr);
-    return RLVR_EXIT_USAGE;
-}
-
-static int cmd_import(int argc, char **argv) {
-    if (argc >= 3 && strcmp(argv[2], "swe-bench") == 0) return cmd_import_swe(argc, argv);
-    if (argc >= 3 && strcmp(argv[2], "harbor") == 0) return cmd_import_harbor(argc, argv);
-    fprintf(stderr, "rlvr tasks import: the source is swe-bench or harbor%s%s\n", argc >= 3 ? ", not " : "",
-            argc >= 3 ? argv[2] : "");
-    usage(stderr);
-    return RLVR_EXIT_USAGE;
-}
-
 int rlvr_cmd_tasks(int argc, char **argv) {
-    if (argc >= 2 && strcmp(argv[1], "gen") == 0) return cmd_gen(argc, argv);
-    if (argc >= 2 && strcmp(argv[1], "list") == 0) return cmd_list(argc, argv);
-    if (argc >= 2 && strcmp(argv[1], "check") == 0) return cmd_check(argc, argv);
-    if (argc >= 2 && strcmp(argv[1], "mine") == 0) return cmd_mine(argc, argv);
-    if (argc >= 2 && strcmp(argv[1], "import") == 0) return cmd_import(argc, argv);
-    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0)) {
+    static const struct {
+        const char *name;
+        int (*run)(int, char **);
+    } subs[] = {{"gen", cmd_gen}, {"list", cmd_list}, {"check", cmd_check}, {"mine", cmd_mine}};
+    const char *sub = argc > 1 ? argv[1] : "";
+    for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
+        if (strcmp(sub, subs[i].name) == 0) return subs[i].run(argc - 1, argv + 1);
+    if (strcmp(sub, "import") == 0) return rlvr_cmd_tasks_import(argc - 1, argv + 1);
+    if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0 || strcmp(sub, "help") == 0) {
         usage(stdout);
         return RLVR_EXIT_OK;
     }
+    if (argc > 1) return rlvr_args_error("tasks", usage, "unknown subcommand \"%s\"", sub);
     usage(stderr);
     return RLVR_EXIT_USAGE;
 }

@@ -681,3 +681,8 @@ void rlvr_run_install_signals(void) {
     const int sigs[] = {SIGTERM, SIGINT, SIGUSR1, SIGUSR2};
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaction(sigs[i], &sa, NULL);
 }
+
+bool rlvr_run_slurm_restarted(void) {
+    const char *c = getenv("SLURM_RESTART_COUNT");
+    return c && atoi(c) > 0;
+}

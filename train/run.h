@@ -147,6 +147,10 @@ typedef struct {
     int64_t until_step; /* 0: none */
 } rlvr_run_args;
 
+/* True when Slurm requeued this job (SLURM_RESTART_COUNT > 0): a training
+ * job then resumes from its latest checkpoint. */
+bool rlvr_run_slurm_restarted(void);
+
 /* ---- signals: the handler only sets the flag; jobs act at step boundaries ---- */
 
 /* SIGTERM, SIGINT, SIGUSR1, SIGUSR2 set rlvr_run_stop_flag (to the signal). */

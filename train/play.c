@@ -1,0 +1,91 @@
+/* train/play.c — one task played through the harness (train/play.h). */
+#include "train/play.h"
+
+#include "core/error.h"
+#include "enclave/config.h"
+#include "io/checkpoint.h"
+
+#include <string.h>
+
+/* The checkpoint's model and tokenizer, or a small random-weights model
+ * with the byte tokenizer. */
+static int load_model(rlvr_model **out, rlvr_tokenizer **tok, const rlvr_play_options *o, int32_t context) {
+    if (o->checkpoint) {
+        rlvr_checkpoint *ck = NULL;
+        RLVR_TRY(rlvr_checkpoint_open(&ck, o->checkpoint));
+        int rc = rlvr_checkpoint_load_model(ck, out);
+        if (rc == 0) rc = rlvr_checkpoint_read_tokenizer(ck, tok);
+        rlvr_checkpoint_close(ck);
+        return rc;
+    }
+    RLVR_TRY(rlvr_tokenizer_new_byte(tok));
+    rlvr_model_config cfg = {.vocab = rlvr_tokenizer_vocab_size(*tok), .d_model = 64, .n_layers = 2, .n_heads = 4,
+                             .n_kv_heads = 2, .d_ff = 128, .max_seq = context, .rope_theta = 10000.0f,
+                             .norm_eps = 1e-5f, .init_seed = o->seed, .init_std = 0.02f};
+    return rlvr_model_new(out, &cfg);
+}
+
+/* The harness settings the checkpoint was trained with ([harness],
+ * [repetition], [sandbox] of the run configuration it stores, the sandbox
+ * host's options too), so that the deployment harness is the training
+ * harness; defaults without one. */
+static int harness_of_checkpoint(rlvr_harness_options *opt, rlvr_sandbox_host_options *host,
+                                 const rlvr_play_options *o) {
+    rlvr_harness_options_default(opt);
+    *host = (rlvr_sandbox_host_options)RLVR_SANDBOX_HOST_OPTIONS_INIT;
+    if (!o->checkpoint) return 0;
+    rlvr_checkpoint *ck = NULL;
+    RLVR_TRY(rlvr_checkpoint_open(&ck, o->checkpoint));
+    const char *text = rlvr_checkpoint_info_of(ck)->config_text;
+    rlvr_config *cfg = NULL;
+    int rc = text && text[0] ? rlvr_config_parse(&cfg, text, o->checkpoint, o->schemas) : 0;
+    if (rc == 0 && cfg) rc = rlvr_harness_options_from_config(opt, cfg);
+    if (rc == 0 && cfg) rc = rlvr_sandbox_host_options_from_config(cfg, host);
+    rlvr_config_free(cfg);
+    rlvr_checkpoint_close(ck);
+    return rc;
+}
+
+int rlvr_play_open(rlvr_play *p, const rlvr_play_options *o, int slots) {
+    memset(p, 0, sizeof *p);
+    rlvr_sandbox_host_options ho;
+    RLVR_TRY(harness_of_checkpoint(&p->opt, &ho, o));
+    RLVR_TRY(rlvr_task_load_file(&p->task, o->task));
+    rlvr_task_budgets b;
+    rlvr_task_budgets_resolve(&p->task->budgets, &p->opt.budgets, &b);
+    RLVR_TRY(load_model(&p->model, &p->tok, o, (int32_t)b.context_tokens));
+    RLVR_TRY(rlvr_tokenizer_check_model(p->tok, rlvr_model_config_of(p->model)));
+    rlvr_sampler_config sc;
+    rlvr_sampler_config_default(&sc);
+    sc.temperature = o->temperature;
+    sc.kv_slots = slots;
+    int32_t max_seq = rlvr_model_config_of(p->model)->max_seq;
+    sc.context = b.context_tokens < max_seq ? (int32_t)b.context_tokens : max_seq;
+    sc.seed = o->seed;
+    RLVR_TRY(rlvr_sampler_new(&p->sampler, p->model, &sc));
+    if (p->task->verifier == RLVR_VERIFIER_TESTS) {
+        RLVR_TRY(rlvr_sandbox_host_new(&p->host, &ho));
+        p->opt.host = p->host;
+    }
+    return 0;
+}
+
+int rlvr_play_verify(rlvr_play *p, rlvr_harness_job *job, uint64_t seed) {
+    if (p->task->verifier != RLVR_VERIFIER_TESTS) return 0;
+    if (!p->verify) {
+        rlvr_sandbox_limits lim;
+        rlvr_sandbox_limits_default(&lim);
+        RLVR_TRY(rlvr_harness_verify_task_new(&p->verify, p->host, p->task, &lim, 1));
+    }
+    return rlvr_harness_verify(job, p->verify, seed);
+}
+
+void rlvr_play_close(rlvr_play *p) {
+    rlvr_verify_task_free(p->verify);
+    rlvr_sampler_free(p->sampler);
+    rlvr_model_free(p->model);
+    rlvr_sandbox_host_free(p->host);
+    rlvr_tokenizer_free(p->tok);
+    rlvr_task_free(p->task);
+    memset(p, 0, sizeof *p);
+}
