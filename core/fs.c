@@ -49,6 +49,12 @@ int rlvr_fsync_parent_dir(const char *path) {
     return rc;
 }
 
+int rlvr_publish(const char *part, const char *path, bool durable) {
+    if (durable) RLVR_TRY(rlvr_fsync_path(part));
+    if (rename(part, path) != 0) return rlvr_error_errno_at(__FILE__, __LINE__, "renaming %s to %s", part, path);
+    return durable ? rlvr_fsync_parent_dir(path) : 0;
+}
+
 /* Every byte to `fd`, retrying short writes and EINTR. */
 static int write_all(int fd, const char *name, const char *p, size_t len) {
     size_t done = 0;
@@ -70,14 +76,10 @@ static int write_atomic(const char *path, const void *data, size_t len, const ch
     if (fd < 0) return rlvr_error_errno_at(__FILE__, __LINE__, "creating %s", part);
     int rc = write_all(fd, part, data, len);
     if (rc == 0) rc = write_all(fd, part, tail, tail_len);
-    if (rc == 0 && fsync(fd) != 0) rc = rlvr_error_errno_at(__FILE__, __LINE__, "fsync %s", part);
     if (close(fd) != 0 && rc == 0) rc = rlvr_error_errno_at(__FILE__, __LINE__, "closing %s", part);
-    if (rc == 0 && rename(part, path) != 0) rc = rlvr_error_errno_at(__FILE__, __LINE__, "renaming %s to %s", part, path);
-    if (rc < 0) {
-        unlink(part);
-        return rc;
-    }
-    return rlvr_fsync_parent_dir(path);
+    if (rc == 0) rc = rlvr_publish(part, path, true);
+    if (rc < 0) unlink(part);
+    return rc;
 }
 
 int rlvr_write_file_atomic(const char *path, const void *data, size_t len) {

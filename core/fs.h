@@ -5,6 +5,7 @@
 #ifndef RLVR_CORE_FS_H
 #define RLVR_CORE_FS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -20,6 +21,13 @@ int rlvr_write_file_atomic(const char *path, const void *data, size_t len);
  * (a JSON document as one line). */
 int rlvr_write_text_atomic(const char *path, const char *text);
 int rlvr_write_line_atomic(const char *path, const char *text);
+
+/* Puts a finished `part` (a file, or a directory of finished files) at
+ * `path` in one step, the last step of every atomic write: when `durable`,
+ * an fsync of `part`, the rename, an fsync of the directory; else the rename
+ * alone. On failure `path` is untouched and `part` is the caller's to
+ * remove. */
+int rlvr_publish(const char *part, const char *path, bool durable);
 
 /* fsync a file by path. */
 int rlvr_fsync_path(const char *path);

@@ -211,12 +211,10 @@ int rlvr_checkpoint_commit(rlvr_checkpoint_writer *w, char *path_out, size_t cap
         goto fail;
     }
     w->file = H5I_INVALID_HID;
-    if (w->opt.fsync && (rc = rlvr_fsync_path(w->part)) < 0) goto fail;
-    if (rename(w->part, w->path) != 0) {
-        rc = rlvr_error_errno_at(__FILE__, __LINE__, "renaming %s to %s", w->part, w->path);
+    if ((rc = rlvr_publish(w->part, w->path, w->opt.fsync)) < 0) {
+        if (access(w->path, F_OK) == 0 && access(w->part, F_OK) != 0) goto done; /* renamed; the directory's fsync failed */
         goto fail;
     }
-    if (w->opt.fsync && (rc = rlvr_fsync_parent_dir(w->path)) < 0) goto done;
     if (w->opt.mark && (rc = rlvr_checkpoint_mark(w->dir, w->opt.step)) < 0) goto done;
     /* only now may `latest` name the new file */
     char latest[4200], name[64];

@@ -828,9 +828,7 @@ int rlvr_h5_write_atomic(const char *path, const char *what, rlvr_h5_fill_fn fil
     int rc = fill(f, arg);
     if (rc == 0 && H5Fclose(f) < 0) rc = RLVR_H5_FAIL("closing %s", part);
     else if (rc < 0) rlvr_h5_close(&f);
-    if (rc == 0) rc = rlvr_fsync_path(part);
-    if (rc == 0 && rename(part, path) != 0) rc = rlvr_error_errno_at(__FILE__, __LINE__, "renaming %s", part);
-    if (rc == 0) rc = rlvr_fsync_parent_dir(path);
+    if (rc == 0) rc = rlvr_publish(part, path, true);
     if (rc < 0) {
         unlink(part);
         return rlvr_error_wrap(rc, "writing %s %s", what, path);

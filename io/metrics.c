@@ -185,9 +185,7 @@ int rlvr_metrics_open(rlvr_metrics **out, const char *path, int64_t keep_through
     char part[4200];
     snprintf(part, sizeof part, "%s.part", path);
     rc = write_fresh(part, have_old ? &old : NULL, keep_through_step);
-    if (rc == 0) rc = rlvr_fsync_path(part);
-    if (rc == 0 && rename(part, path) != 0) rc = rlvr_error_errno_at(__FILE__, __LINE__, "renaming %s", part);
-    if (rc == 0) rc = rlvr_fsync_parent_dir(path);
+    if (rc == 0) rc = rlvr_publish(part, path, true);
     if (rc < 0) unlink(part);
     if (rc == 0) rc = open_swmr_write(m);
     if (rc == 0 && m->rows > 0) m->last_step = old.step[m->rows - 1];

@@ -207,10 +207,7 @@ int rlvr_port_export_data(const rlvr_port_tensor *t, bool half_split, int head_d
     return 0;
 }
 
-int rlvr_port_publish(const char *tmp, const char *path) {
-    if (rename(tmp, path) != 0) return rlvr_error_errno_at(__FILE__, __LINE__, "renaming %s to %s", tmp, path);
-    return rlvr_fsync_parent_dir(path);
-}
+int rlvr_port_publish(const char *tmp, const char *path) { return rlvr_publish(tmp, path, true); }
 
 void rlvr_port_llama3_divisors(const rlvr_model_config *c, float *out) {
     const rlvr_rope_scaling *r = &c->rope_scaling;

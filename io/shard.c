@@ -332,14 +332,12 @@ int rlvr_shard_commit(rlvr_shard_writer *w, char *path_out, size_t cap) {
         goto fail;
     }
     w->file = H5I_INVALID_HID;
-    if (w->opt.fsync && (rc = rlvr_fsync_path(w->part)) < 0) goto fail;
-    if (rename(w->part, w->path) != 0) {
-        rc = rlvr_error_errno_at(__FILE__, __LINE__, "renaming %s to %s", w->part, w->path);
+    if ((rc = rlvr_publish(w->part, w->path, w->opt.fsync)) < 0) {
+        if (access(w->path, F_OK) == 0 && access(w->part, F_OK) != 0) { /* renamed; only the directory's fsync failed */
+            writer_free(w);
+            return rc;
+        }
         goto fail;
-    }
-    if (w->opt.fsync && (rc = rlvr_fsync_parent_dir(w->path)) < 0) {
-        writer_free(w);
-        return rc;
     }
     if (path_out) snprintf(path_out, cap, "%s", w->path);
     writer_free(w);
