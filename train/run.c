@@ -320,11 +320,10 @@ static int generate_into(rlvr_run *r, const char *dir, const rlvr_task_gen_optio
         if (g->count == 0) continue;
         size_t written = 0;
         rlvr_progress("rlvr: generating %lld %s %s tasks (difficulty %d, seed %llu)", (long long)g->count,
-                r->tasks.family, rlvr_split_name(g->split), g->difficulty, (unsigned long long)g->seed);
+                      r->tasks.family, rlvr_split_name(g->split), g->difficulty, (unsigned long long)g->seed);
         RLVR_TRY(rlvr_task_gen(g, part, &written));
     }
-    if (rename(part, dir) < 0) return RLVR_FAIL(RLVR_EIO, "cannot rename %s: %s", part, strerror(errno));
-    return 0;
+    return rlvr_publish(part, dir, false); /* a pool of many files: renamed whole, not fsynced file by file */
 }
 
 /* What the built-in pool is generated from, split by split. */
