@@ -617,6 +617,16 @@ static int record_job(const char *dir, const char *kind, const char *id, const c
     return fclose(f) == 0 ? 0 : rlvr_error_set(RLVR_EIO, "writing %s: %s", path, strerror(errno));
 }
 
+/* rlvr_sbatch_submit, saying a dry run's command line through the hooks. */
+static int submit_script(const char *script, const char *const *args, size_t n_args, bool dry_run, char *id,
+                         size_t cap, const rlvr_evaljob_hooks *hooks) {
+    char *command = NULL;
+    RLVR_TRY(rlvr_sbatch_submit(script, args, n_args, dry_run, id, cap, &command));
+    if (command) rlvr_evaljob_say(hooks, "dry-run: %s", command);
+    free(command);
+    return 0;
+}
+
 int rlvr_sweep_submit(const rlvr_sweep_plan *p, const char *dir, const size_t *missing, size_t n_missing,
                       const rlvr_sweep_submit_options *o, const rlvr_evaljob_hooks *hooks) {
     char slurm_dir[PATH_MAX + 16], logs[PATH_MAX + 16];
@@ -638,7 +648,7 @@ int rlvr_sweep_submit(const rlvr_sweep_plan *p, const char *dir, const size_t *m
                                   n_missing, sizeof arg_array - 9);
         snprintf(arg_output, sizeof arg_output, "--output=%s/cell-%%a.out", logs);
         const char *args[] = {arg_array, arg_output};
-        RLVR_TRY(rlvr_sbatch_submit(cell_script, args, 2, o->dry_run, array_id, sizeof array_id));
+        RLVR_TRY(submit_script(cell_script, args, 2, o->dry_run, array_id, sizeof array_id, hooks));
         rlvr_evaljob_say(hooks, "sweep: cells array job %s: %s (%zu of %zu cells)", array_id, arg_array, n_missing,
                          rlvr_sweep_cells(p));
         if (!o->dry_run) RLVR_TRY(record_job(dir, "cells", array_id, arg_array + 8));
@@ -650,7 +660,7 @@ int rlvr_sweep_submit(const rlvr_sweep_plan *p, const char *dir, const size_t *m
     snprintf(arg_output, sizeof arg_output, "--output=%s/aggregate-%%j.out", logs);
     snprintf(arg_dep, sizeof arg_dep, "--dependency=afterok:%s", array_id);
     const char *args[] = {arg_output, arg_dep, "--kill-on-invalid-dep=yes"};
-    RLVR_TRY(rlvr_sbatch_submit(agg_script, args, n_missing > 0 ? 3 : 1, o->dry_run, agg_id, sizeof agg_id));
+    RLVR_TRY(submit_script(agg_script, args, n_missing > 0 ? 3 : 1, o->dry_run, agg_id, sizeof agg_id, hooks));
     if (n_missing > 0) rlvr_evaljob_say(hooks, "sweep: aggregation job %s (afterok:%s)", agg_id, array_id);
     else rlvr_evaljob_say(hooks, "sweep: aggregation job %s", agg_id);
     if (!o->dry_run) RLVR_TRY(record_job(dir, "aggregate", agg_id, n_missing > 0 ? arg_dep + 13 : "-"));

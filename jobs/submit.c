@@ -31,6 +31,7 @@ static void print_part(const rlvr_chain *c, const rlvr_chain_part *p, const char
         printf("skipping %-8s finished (%s)\n", p->name, done_marker);
         return;
     }
+    if (p->command) printf("dry-run: %s\n", p->command);
     printf("%s %-8s job %s  %s\n", *(const bool *)arg ? "would submit" : "submitted", p->name, p->id, p->script);
     fflush(stdout);
 }

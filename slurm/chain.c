@@ -117,6 +117,7 @@ int rlvr_chain_plan(rlvr_chain *c, const rlvr_config *cfg, int64_t steps, const 
 }
 
 void rlvr_chain_free(rlvr_chain *c) {
+    for (int i = 0; c->parts && i < c->n_parts; i++) free(c->parts[i].command);
     free(c->parts);
     c->parts = NULL;
     c->n_parts = 0;
@@ -418,7 +419,8 @@ static int submit_part(rlvr_chain *c, int i, const char *lib, bool dry_run) {
         snprintf(dep + len, sizeof dep - len, "%s%s", len ? ":" : "--dependency=afterany:", c->parts[waits[k]].id);
     }
     const char *args[2] = {dep, "--kill-on-invalid-dep=yes"};
-    return rlvr_sbatch_submit(p->script, args, dep[0] ? 2 : 0, dry_run, p->id, sizeof p->id);
+    free(p->command);
+    return rlvr_sbatch_submit(p->script, args, dep[0] ? 2 : 0, dry_run, p->id, sizeof p->id, &p->command);
 }
 
 int rlvr_chain_submit(rlvr_chain *c, bool dry_run, rlvr_chain_on_part on_part, void *arg, int *submitted) {

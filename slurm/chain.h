@@ -20,7 +20,7 @@
  *   chain/logs/<part>-<id>.log the job's output (appended across requeues)
  *
  * Functions return 0 or a negative RLVR_E* code with a message; nothing here
- * prints (except rlvr_sbatch_submit's dry-run line) or exits. */
+ * prints or exits (a dry run's sbatch command line is each part's `command`). */
 #ifndef RLVR_SLURM_CHAIN_H
 #define RLVR_SLURM_CHAIN_H
 
@@ -45,6 +45,7 @@ typedef struct {
     int after;         /* another part it only waits for (a gate waits for the previous gate; −1: none) */
     bool finished;     /* its .done exists: not submitted again (set by rlvr_chain_submit) */
     char id[32];       /* Slurm job id ("-" when finished before) */
+    char *command;     /* a dry run's sbatch command line (malloc'ed, freed with the chain), else NULL */
     char script[PATH_MAX + 64];
 } rlvr_chain_part;
 

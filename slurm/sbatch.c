@@ -2,6 +2,7 @@
 #include "slurm/sbatch.h"
 
 #include "core/error.h"
+#include "core/text.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -191,8 +192,24 @@ static void trim_end(char *s) {
 
 static int dry_run_count;
 
+/* argv as one shell command line, words that need it quoted. */
+static char *command_line(const char *const *argv) {
+    rlvr_text t = {0};
+    for (size_t i = 0; argv[i]; i++) {
+        char *q = strpbrk(argv[i], " \t'\"$;&|<>()*?") ? rlvr_sbatch_shell_quote(argv[i]) : NULL;
+        rlvr_text_printf(&t, "%s%s", i ? " " : "", q ? q : argv[i]);
+        free(q);
+    }
+    if (t.failed || !t.data) {
+        rlvr_text_free(&t);
+        return NULL;
+    }
+    return t.data;
+}
+
 int rlvr_sbatch_submit(const char *script_path, const char *const *args, size_t n_args, bool dry_run, char *job_id,
-                       size_t cap) {
+                       size_t cap, char **command) {
+    if (command) *command = NULL;
     const char **argv = calloc(n_args + 4, sizeof *argv);
     if (!argv) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
     size_t k = 0;
@@ -202,16 +219,11 @@ int rlvr_sbatch_submit(const char *script_path, const char *const *args, size_t 
     argv[k++] = script_path;
     argv[k] = NULL;
     if (dry_run) {
-        fputs("dry-run:", stdout);
-        for (size_t i = 0; i < k; i++) {
-            char *q = strpbrk(argv[i], " \t'\"$;&|<>()*?") ? rlvr_sbatch_shell_quote(argv[i]) : NULL;
-            printf(" %s", q ? q : argv[i]);
-            free(q);
-        }
-        putchar('\n');
-        fflush(stdout);
-        snprintf(job_id, cap, "DRYRUN-%d", ++dry_run_count);
+        char *line = command ? command_line(argv) : NULL;
         free(argv);
+        if (command && !line) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+        if (command) *command = line;
+        snprintf(job_id, cap, "DRYRUN-%d", ++dry_run_count);
         return 0;
     }
     char *out = NULL, *err = NULL;

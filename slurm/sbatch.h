@@ -26,13 +26,15 @@ int rlvr_sbatch_render(const char *template_text, const char *const *keys, const
 char *rlvr_sbatch_shell_quote(const char *text);
 
 /* Runs `sbatch --parsable ARGS SCRIPT` and copies the job id to job_id
- * (without sbatch's ";cluster" suffix). dry_run: prints the command line on
- * stdout (prefixed "dry-run: ") and returns "DRYRUN-<n>" (n counts this
- * process's dry-run submissions from 1) without running anything.
- * Errors: sbatch not on PATH (RLVR_ENOTFOUND, naming the package), sbatch
- * failing or printing no job id (RLVR_ESYS, its exit status and stderr). */
+ * (without sbatch's ";cluster" suffix). dry_run: runs nothing, sets
+ * "DRYRUN-<n>" (n counts this process's dry-run submissions from 1) and
+ * *command (when command is not NULL) to the command line as a shell would
+ * take it, malloc'ed, the caller's to print and free; without dry_run
+ * *command is NULL. Errors: sbatch not on PATH (RLVR_ENOTFOUND, naming the
+ * package), sbatch failing or printing no job id (RLVR_ESYS, its exit status
+ * and stderr). */
 int rlvr_sbatch_submit(const char *script_path, const char *const *args, size_t n_args, bool dry_run, char *job_id,
-                       size_t cap);
+                       size_t cap, char **command);
 
 /* What Slurm says about one job. Strings are "" when the source did not say. */
 typedef struct {

@@ -52,12 +52,16 @@ static void test_submit(void) {
     char id[32];
     /* dry run: nothing is run (no fake sbatch yet), ids count up */
     const char *args[] = {"--dependency=afterany:7"};
-    CHECK_OK(rlvr_sbatch_submit("/tmp/x.sbatch", args, 1, true, id, sizeof id));
+    char *command = NULL;
+    CHECK_OK(rlvr_sbatch_submit("/tmp/x.sbatch", args, 1, true, id, sizeof id, &command));
     CHECK(strcmp(id, "DRYRUN-1") == 0);
-    CHECK_OK(rlvr_sbatch_submit("/tmp/x.sbatch", NULL, 0, true, id, sizeof id));
+    CHECK_MSG(command && strcmp(command, "sbatch --parsable --dependency=afterany:7 /tmp/x.sbatch") == 0, "%s",
+              command ? command : "(none)");
+    free(command);
+    CHECK_OK(rlvr_sbatch_submit("/tmp/x.sbatch", NULL, 0, true, id, sizeof id, NULL));
     CHECK(strcmp(id, "DRYRUN-2") == 0);
 
-    int rc = rlvr_sbatch_submit("/tmp/x.sbatch", NULL, 0, false, id, sizeof id);
+    int rc = rlvr_sbatch_submit("/tmp/x.sbatch", NULL, 0, false, id, sizeof id, NULL);
     CHECK_MSG(rc == RLVR_ENOTFOUND && strstr(rlvr_error_last(), "sbatch not found"), "%d %s", rc, rlvr_error_last());
 
     /* the arguments arrive in order, the ";cluster" suffix goes */
@@ -66,7 +70,7 @@ static void test_submit(void) {
     char body[600];
     snprintf(body, sizeof body, "echo \"$@\" > %s\necho '4242;rlvrlocal'", log);
     write_fake("sbatch", body);
-    CHECK_OK(rlvr_sbatch_submit("/tmp/x.sbatch", args, 1, false, id, sizeof id));
+    CHECK_OK(rlvr_sbatch_submit("/tmp/x.sbatch", args, 1, false, id, sizeof id, NULL));
     CHECK_MSG(strcmp(id, "4242") == 0, "id %s", id);
     FILE *f = fopen(log, "r");
     char line[300] = "";
@@ -77,13 +81,13 @@ static void test_submit(void) {
     CHECK_MSG(strcmp(line, "--parsable --dependency=afterany:7 /tmp/x.sbatch\n") == 0, "args [%s]", line);
 
     write_fake("sbatch", "echo 'sbatch: error: invalid partition specified: gpu' >&2\nexit 1");
-    rc = rlvr_sbatch_submit("/tmp/x.sbatch", NULL, 0, false, id, sizeof id);
+    rc = rlvr_sbatch_submit("/tmp/x.sbatch", NULL, 0, false, id, sizeof id, NULL);
     CHECK_MSG(rc == RLVR_ESYS && strstr(rlvr_error_last(), "invalid partition specified: gpu") &&
                   strstr(rlvr_error_last(), "exited 1"),
               "%s", rlvr_error_last());
 
     write_fake("sbatch", "echo 'Submitted batch job 5'");
-    rc = rlvr_sbatch_submit("/tmp/x.sbatch", NULL, 0, false, id, sizeof id);
+    rc = rlvr_sbatch_submit("/tmp/x.sbatch", NULL, 0, false, id, sizeof id, NULL);
     CHECK_MSG(rc == RLVR_ESYS && strstr(rlvr_error_last(), "no job id"), "%s", rlvr_error_last());
 }
 
