@@ -9,11 +9,12 @@
 
 static _Thread_local char error_message[RLVR_ERROR_CAP];
 static _Thread_local int error_code;
+/* "dir/file.c:LINE" of the innermost error (source paths are relative to the
+ * repository: the build maps them), "" when it was set without one */
+static _Thread_local char error_where[256];
 
-static int error_vset(int code, const char *suffix, const char *fmt, va_list ap) {
-    int n = vsnprintf(error_message, sizeof error_message, fmt, ap);
-    if (suffix && n >= 0 && (size_t)n < sizeof error_message)
-        snprintf(error_message + n, sizeof error_message - (size_t)n, "%s", suffix);
+static int error_vset(int code, const char *fmt, va_list ap) {
+    vsnprintf(error_message, sizeof error_message, fmt, ap);
     error_code = code;
     return code;
 }
@@ -21,18 +22,18 @@ static int error_vset(int code, const char *suffix, const char *fmt, va_list ap)
 int rlvr_error_set(int code, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    error_vset(code, NULL, fmt, ap);
+    error_vset(code, fmt, ap);
     va_end(ap);
+    error_where[0] = '\0';
     return code;
 }
 
 int rlvr_error_set_at(int code, const char *file, int line, const char *fmt, ...) {
-    char where[256];
-    snprintf(where, sizeof where, " (at %s:%d)", file, line);
     va_list ap;
     va_start(ap, fmt);
-    error_vset(code, where, fmt, ap);
+    error_vset(code, fmt, ap);
     va_end(ap);
+    snprintf(error_where, sizeof error_where, "%s:%d", file, line);
     return code;
 }
 
@@ -67,10 +68,12 @@ int rlvr_error_wrap(int code, const char *fmt, ...) {
 }
 
 const char *rlvr_error_last(void) { return error_message; }
+const char *rlvr_error_where(void) { return error_where; }
 int rlvr_error_last_code(void) { return error_code; }
 
 void rlvr_error_clear(void) {
     error_message[0] = '\0';
+    error_where[0] = '\0';
     error_code = RLVR_OK;
 }
 

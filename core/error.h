@@ -34,7 +34,7 @@ enum {
  * so callers can write `return rlvr_error_set(RLVR_EINVAL, "...")`. */
 int rlvr_error_set(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Same, with the source location appended as " (at file:line)". */
+/* Same, remembering the source location (rlvr_error_where). */
 int rlvr_error_set_at(int code, const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
@@ -45,6 +45,11 @@ int rlvr_error_wrap(int code, const char *fmt, ...) __attribute__((format(printf
 /* The last message set on this thread ("" when none). Valid until the next
  * error call on this thread. */
 const char *rlvr_error_last(void);
+
+/* Where the innermost error of the last message was set, "dir/file.c:LINE"
+ * relative to the repository ("" when unknown): for developers; the `rlvr`
+ * command shows it only at RLVR_LOG=debug, users see the message alone. */
+const char *rlvr_error_where(void);
 
 /* The code that went with the last message (RLVR_OK when none). */
 int rlvr_error_last_code(void);

@@ -35,17 +35,20 @@ int rlvr_cmd_bench(int argc, char **argv) {
         RLVR_OPT("--checkpoint", RLVR_OPT_STRING, &opt.checkpoint, "FILE"),
         {0},
     };
-    int parsed = rlvr_args_parse("bench", opts, usage, argc, argv);
+    /* "bench policy" in messages once the benchmark is named */
+    char verb[64] = "bench";
+    if (argc > 1 && argv[1][0] != '-') snprintf(verb, sizeof verb, "bench %.40s", argv[1]);
+    int parsed = rlvr_args_parse(verb, opts, usage, argc, argv);
     if (parsed != RLVR_ARGS_CONTINUE) return parsed;
     const rlvr_bench *b = rlvr_benches;
     while (b->name && strcmp(what, b->name) != 0) b++;
     if (!b->name) return rlvr_args_error("bench", usage, "unknown benchmark \"%s\"", what);
     bool policy = b->run == rlvr_bench_policy;
     if (!policy && (opt.model || opt.checkpoint))
-        return rlvr_args_error("bench", usage, "--model and --checkpoint are options of rlvr bench policy");
+        return rlvr_args_error(verb, usage, "--model and --checkpoint are options of rlvr bench policy");
     if (opt.model && opt.checkpoint)
-        return rlvr_args_error("bench", usage, "--model and --checkpoint exclude each other");
+        return rlvr_args_error(verb, usage, "--model and --checkpoint exclude each other");
     if (opt.model && !known_model(opt.model)) return RLVR_EXIT_USAGE;
     int rc = b->run(&opt);
-    return rc < 0 ? rlvr_cmd_fail("bench", rc) : RLVR_EXIT_OK;
+    return rc < 0 ? rlvr_cmd_fail(verb, rc) : RLVR_EXIT_OK;
 }

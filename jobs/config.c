@@ -63,5 +63,5 @@ int rlvr_cmd_config(int argc, char **argv) {
         return RLVR_EXIT_OK;
     }
     return argc > 1 ? rlvr_args_error("config", usage, "unknown subcommand \"%s\"", sub)
-                    : rlvr_args_error("config", usage, "check or keys?");
+                    : rlvr_args_error("config", usage, "missing the subcommand (check or keys)");
 }

@@ -67,8 +67,11 @@ int rlvr_cmd_parse_int(const char *verb, const char *flag, const char *text, int
 }
 
 int rlvr_cmd_fail(const char *verb, int rc) {
-    const char *msg = rlvr_error_last();
-    fprintf(stderr, "rlvr %s: error: %s\n", verb, msg[0] ? msg : rlvr_error_name(rc));
+    const char *msg = rlvr_error_last(), *where = rlvr_error_where();
+    if (where[0] && rlvr_log_get_level() >= RLVR_LOG_DEBUG)
+        fprintf(stderr, "rlvr %s: error: %s (at %s)\n", verb, msg[0] ? msg : rlvr_error_name(rc), where);
+    else
+        fprintf(stderr, "rlvr %s: error: %s\n", verb, msg[0] ? msg : rlvr_error_name(rc));
     return rc == RLVR_ECONFIG ? RLVR_EXIT_USAGE : RLVR_EXIT_FAILURE;
 }
 

@@ -159,6 +159,5 @@ int rlvr_cmd_model(int argc, char **argv) {
         return RLVR_EXIT_OK;
     }
     if (argc > 1) return rlvr_args_error("model", usage, "unknown subcommand \"%s\"", sub);
-    usage(stderr);
-    return RLVR_EXIT_USAGE;
+    return rlvr_args_error("model", usage, "missing the subcommand (import, export or info)");
 }

@@ -150,29 +150,43 @@ static int sweep_main(const sweep_args *a) {
     return rc;
 }
 
+static void cell_usage(FILE *out) {
+    fprintf(out, "usage: rlvr sweep cell DIR [INDEX]\n"
+                 "  evaluates cell INDEX of the sweep in DIR (default: $SLURM_ARRAY_TASK_ID, as an array task)\n");
+}
+
 static int cell_main(int argc, char **argv) {
-    const char *index_text = argc > 3 ? argv[3] : getenv("SLURM_ARRAY_TASK_ID");
-    if (argc < 3 || argc > 4 || !index_text) {
-        fprintf(stderr, "rlvr sweep cell: give DIR and INDEX (or run it as a Slurm array task)\n");
-        return RLVR_EXIT_USAGE;
-    }
+    const char *dir = NULL, *index_text = getenv("SLURM_ARRAY_TASK_ID");
+    const rlvr_opt opts[] = {
+        RLVR_OPT(NULL, RLVR_OPT_STRING, &dir, "DIR", .required = true),
+        RLVR_OPT(NULL, RLVR_OPT_STRING, &index_text, "INDEX"),
+        {0},
+    };
+    int parsed = rlvr_args_parse("sweep cell", opts, cell_usage, argc - 1, argv + 1);
+    if (parsed != RLVR_ARGS_CONTINUE) return parsed;
+    if (!index_text) return rlvr_args_error("sweep cell", cell_usage, "missing INDEX (or run it as a Slurm array task)");
     int64_t index = 0;
     if (rlvr_cmd_parse_int("sweep cell", "INDEX", index_text, 0, INT32_MAX, &index) < 0) return RLVR_EXIT_USAGE;
     double last;
     rlvr_evaljob_hooks hooks = rlvr_cmd_eval_hooks(&last);
-    int rc = rlvr_sweep_run_cell(argv[2], index, rlvr_all_config_schemas, &hooks);
+    int rc = rlvr_sweep_run_cell(dir, index, rlvr_all_config_schemas, &hooks);
     return rc < 0 ? rlvr_cmd_fail("sweep cell", rc) : RLVR_EXIT_OK;
 }
 
+static void aggregate_usage(FILE *out) {
+    fprintf(out, "usage: rlvr sweep aggregate DIR\n"
+                 "  writes DIR/sweep.h5 and DIR/sweep.csv from the finished cells and prints the table\n");
+}
+
 static int aggregate_main(int argc, char **argv) {
-    if (argc != 3) {
-        fprintf(stderr, "rlvr sweep aggregate: give the sweep directory\n");
-        return RLVR_EXIT_USAGE;
-    }
+    const char *sweep_dir = NULL;
+    const rlvr_opt opts[] = {RLVR_OPT(NULL, RLVR_OPT_STRING, &sweep_dir, "DIR", .required = true), {0}};
+    int parsed = rlvr_args_parse("sweep aggregate", opts, aggregate_usage, argc - 1, argv + 1);
+    if (parsed != RLVR_ARGS_CONTINUE) return parsed;
     rlvr_sweep_plan p;
     rlvr_sweep_table t;
     char dir[PATH_MAX];
-    int rc = rlvr_sweep_aggregate_dir(argv[2], &p, dir, &t);
+    int rc = rlvr_sweep_aggregate_dir(sweep_dir, &p, dir, &t);
     if (rc == 0) print_table(&p, &t, dir);
     rlvr_sweep_table_free(&t);
     rlvr_sweep_plan_free(&p);

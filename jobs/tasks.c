@@ -258,6 +258,5 @@ int rlvr_cmd_tasks(int argc, char **argv) {
         return RLVR_EXIT_OK;
     }
     if (argc > 1) return rlvr_args_error("tasks", usage, "unknown subcommand \"%s\"", sub);
-    usage(stderr);
-    return RLVR_EXIT_USAGE;
+    return rlvr_args_error("tasks", usage, "missing the subcommand (gen, list, check, mine or import)");
 }

@@ -126,6 +126,6 @@ int rlvr_cmd_tasks_import(int argc, char **argv) {
         usage(stdout);
         return RLVR_EXIT_OK;
     }
-    return rlvr_args_error("tasks import", usage, "the source is swe-bench or harbor%s%s", argc > 1 ? ", not " : "",
-                           source);
+    if (argc > 1) return rlvr_args_error("tasks import", usage, "unknown source \"%s\" (swe-bench or harbor)", source);
+    return rlvr_args_error("tasks import", usage, "missing the source (swe-bench or harbor)");
 }

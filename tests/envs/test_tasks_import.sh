@@ -58,7 +58,7 @@ expect_text "4 read, 0 imported, 4 refused"
 check "missing spec table" 2 "$rlvr" tasks import swe-bench "$dir/bad.jsonl" --repos "$dir/repos" --out "$dir/bad2"
 expect_text "missing --specs SPECS.json"
 check "unknown source" 2 "$rlvr" tasks import swebench "$dir/bad.jsonl"
-expect_text "the source is swe-bench or harbor"
+expect_text "unknown source \"swebench\" (swe-bench or harbor)"
 
 # ---- Harbor ----------------------------------------------------------------------
 # an image with sh, bash, python3, a C compiler and the shell's tools, /app
