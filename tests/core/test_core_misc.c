@@ -18,8 +18,14 @@ static void test_errors(void) {
     rlvr_error_clear();
     CHECK(rlvr_error_last()[0] == '\0');
     CHECK(fails_with_context() == RLVR_EIO);
-    CHECK(strncmp(rlvr_error_last(), "loading checkpoint: cannot read x.h5 (at ", 41) == 0);
+    CHECK_MSG(strcmp(rlvr_error_last(), "loading checkpoint: cannot read x.h5") == 0, "%s", rlvr_error_last());
+    /* the innermost location, relative to the repository, kept apart from the message */
+    CHECK_MSG(strncmp(rlvr_error_where(), "tests/core/test_core_misc.c:", 28) == 0, "%s", rlvr_error_where());
     CHECK(rlvr_error_last_code() == RLVR_EIO);
+    rlvr_error_set(RLVR_EINVAL, "no location");
+    CHECK(rlvr_error_where()[0] == '\0');
+    rlvr_error_clear();
+    CHECK(rlvr_error_where()[0] == '\0');
     CHECK(strcmp(rlvr_error_name(RLVR_ECHECKSUM), "RLVR_ECHECKSUM") == 0);
 }
 

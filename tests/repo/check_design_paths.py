@@ -37,7 +37,7 @@ def main():
     page = os.path.join(root, "docs/DESIGN.md")
     if "--self-test" in sys.argv[2:]:
         with tempfile.TemporaryDirectory() as tmp:
-            copy = os.path.join(tmp, "DESIGN.md")
+            copy = os.path.join(tmp, "page.md")
             shutil.copy(page, copy)
             with open(copy, "a", encoding="utf-8") as f:
                 f.write("\nSee train/no_such_file.c and sandbox_nothing.c.\n")
