@@ -64,7 +64,7 @@ int rlvr_dist_report(dist *d, int rc) {
     if (d->roles.is_leader) rlvr_log_line(RLVR_LOG_ERROR, "rlvr train: error: %s", msg[0] ? msg : rlvr_error_name(rc));
     else
         rlvr_log_line(RLVR_LOG_ERROR, "rlvr train: %s rank %d (world rank %d): error: %s", role_name(d), d->roles.role_rank,
-                d->roles.world_rank, msg[0] ? msg : rlvr_error_name(rc));
+                      d->roles.world_rank, msg[0] ? msg : rlvr_error_name(rc));
     d->reported = true;
     return setup_code_of(rc);
 }
@@ -156,14 +156,14 @@ static int train_single(rlvr_run *r, bool resume) {
     rlvr_trainer *t = NULL;
     if (r->train.max_staleness > 0)
         rlvr_log_line(RLVR_LOG_WARN, "train: [train] max_staleness = %lld: bounded-async training needs rollout ranks (mpirun or "
-                        "srun with [layout]); one process trains synchronously",
-                (long long)r->train.max_staleness);
+                      "srun with [layout]); one process trains synchronously",
+                      (long long)r->train.max_staleness);
     int rc = rlvr_trainer_new(&t, r, resume);
     if (rc == 0) rc = rlvr_trainer_run(t);
     rlvr_trainer_free(t);
     if (rc == 1) {
         rlvr_log_line(RLVR_LOG_WARN, "train: stopped by signal %d after a checkpoint; resume with --resume",
-                (int)rlvr_run_stop_flag);
+                      (int)rlvr_run_stop_flag);
         return 1;
     }
     return rc < 0 ? rc : 0;

@@ -281,11 +281,11 @@ static int lead_steps(leader *l, rlvr_trainer *t) {
     if (rc < 0) return leader_abort(l, rc);
     if (d->roles.layout.trainer > 1)
         rlvr_progress("train: %d trainer ranks: weights identical on every rank after each of %lld updates",
-                d->roles.layout.trainer, (long long)l->dp.replica_checks);
+                      d->roles.layout.trainer, (long long)l->dp.replica_checks);
     int outcome = rc; /* 1: stopped by a signal */
     if (rc == 1)
         rlvr_log_line(RLVR_LOG_WARN, "train: stopped by signal %d after a checkpoint; resume with --resume",
-                (int)rlvr_run_stop_flag);
+                      (int)rlvr_run_stop_flag);
     if (d->async) {
         rlvr_leader_async_summary(l);
         rc = rlvr_leader_async_shutdown(l, rc == 1 ? rlvr_trainer_version(t) : r->stop_step);
@@ -321,7 +321,7 @@ int rlvr_dist_lead(dist *d, bool resume, const char *const *hosts) {
         return rlvr_dist_setup_failed(d, all);
     }
     rlvr_progress("train: %d ranks: %d trainer, %d verifier, %d rollout", d->roles.world_size,
-            d->roles.layout.trainer, d->roles.layout.verifier, d->roles.layout.rollout);
+                  d->roles.layout.trainer, d->roles.layout.verifier, d->roles.layout.rollout);
     l.trainer = t;
     const int ranks[3] = {d->roles.layout.trainer, d->roles.layout.verifier, d->roles.layout.rollout};
     rlvr_trainer_set_ranks(t, ranks, hosts, d->roles.world_size);

@@ -187,7 +187,7 @@ static int publish_promoted(leader *l) {
         rlvr_model_free(m);
         RLVR_TRY(rc);
         rlvr_progress("train: rollout ranks now use the promoted checkpoint %s (version %lld)", path,
-                (long long)version);
+                      (long long)version);
         snprintf(l->promoted, sizeof l->promoted, "%s", path);
         l->published = version;
     }
@@ -272,7 +272,7 @@ static int async_control(leader *l, int *done) {
         if (!rlvr_run_stop_flag) {
             rlvr_run_stop_flag = (int)c.step;
             rlvr_log_line(RLVR_LOG_WARN, "train: world rank %d caught signal %lld: stopping after this step", d->msg.source,
-                    (long long)c.step);
+                          (long long)c.step);
         }
         return 0;
     }
@@ -519,7 +519,7 @@ int rlvr_leader_async_start(leader *l, rlvr_trainer *t) {
                             : RLVR_FAIL(RLVR_ENOMEM, "out of memory"));
     l->draw_version = -1;
     rlvr_progress("train: bounded-async, Δv_max = %lld: %d groups kept handed out",
-            (long long)r->train.max_staleness, async_target(l));
+                  (long long)r->train.max_staleness, async_target(l));
     rlvr_trainer_set_async(t, dist_take, l, dist_forks, l, dist_after_update_async, l);
     return 0;
 }

@@ -396,7 +396,7 @@ static int check_built_pool(rlvr_run *r, const char *manifest) {
     int jobs = r->tasks.check_jobs > 0 ? (int)r->tasks.check_jobs : rlvr_physical_cores();
     size_t ok = 0, total = 0;
     rlvr_progress("rlvr: validating the pool in enclaves (%d quarantine runs per task, %d at a time)",
-            opts.quarantine_runs, jobs);
+                  opts.quarantine_runs, jobs);
     rlvr_sandbox_host_options ho;
     RLVR_TRY(rlvr_sandbox_host_options_from_config(r->cfg, &ho));
     RLVR_TRY(rlvr_run_check_pool(r->pool_path, manifest, &opts, &ho, jobs, false, NULL, &ok, &total));

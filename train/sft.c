@@ -91,8 +91,8 @@ static int render_demos(rlvr_run *r, rlvr_model *model, int limit, bool recovery
         }
     if (rc == 0 && n_recovery > 0)
         rlvr_progress("sft: %d recovery demonstrations (a refused edit, then the right one); %d of the %d tasks "
-                        "chosen allow none (arith, or a fix whose new text the file already holds)",
-                n_recovery - set.no_mistake, set.no_mistake, n_recovery);
+                      "chosen allow none (arith, or a fix whose new text the file already holds)",
+                      n_recovery - set.no_mistake, set.no_mistake, n_recovery);
     int n = set.n;
     rlvr_harness_job *jobs = set.jobs;
     if (rc == 0) {
@@ -129,7 +129,7 @@ static int render_demos(rlvr_run *r, rlvr_model *model, int limit, bool recovery
     }
     if (rc == 0 && !stopped)
         rlvr_progress("sft: %d %s rendered through the harness in %.1f s (%d left out)", kept, what,
-                rlvr_now() - t0, dropped);
+                      rlvr_now() - t0, dropped);
     if (rc == 0 && !stopped && kept == 0) rc = RLVR_FAIL(RLVR_EINVAL, "sft: no usable demonstration");
     for (int i = 0; jobs && i < n; i++) rlvr_harness_job_clear(&jobs[i]);
     for (int i = 0; set.demos && i < n; i++) rlvr_demo_free(set.demos[i]);
@@ -221,9 +221,9 @@ int rlvr_sft_learn_tokenizer(rlvr_run *r, rlvr_model *model) {
     if (rc == 0) rc = rlvr_run_set_tokenizer(r, tok, "the demonstrations");
     if (rc == 0)
         rlvr_progress("sft: learned a BPE tokenizer of %d merges from %d demonstrations (%lld bytes of text) in "
-                        "%.1f s; a demonstration takes %.0f ids instead of %.0f (%.2fx fewer)",
-                (int)n_merges, n, (long long)bytes, rlvr_now() - t0, (double)after.ids / n, (double)before / n,
-                after.ids ? (double)before / (double)after.ids : 0.0);
+                      "%.1f s; a demonstration takes %.0f ids instead of %.0f (%.2fx fewer)",
+                      (int)n_merges, n, (long long)bytes, rlvr_now() - t0, (double)after.ids / n, (double)before / n,
+                      after.ids ? (double)before / (double)after.ids : 0.0);
     free(merges);
     rlvr_bpe_trainer_free(tr);
     for (int i = 0; i < n; i++) rlvr_rollout_free(&recs[i]);
@@ -363,7 +363,7 @@ int rlvr_sft_run(rlvr_run *r, bool resume, char *final_checkpoint, size_t cap) {
     if (rc == 0) rc = rlvr_run_manifest_begin(r, st.io.manifest_path, one_process, NULL, 0, &manifest);
     if (rc == 0) rc = rlvr_metrics_open(&st.metrics, st.io.metrics_path, start > 0 ? start : -1);
     rlvr_progress("sft: %lld steps of %lld demonstrations, model %zu parameters", (long long)r->sft.steps,
-            (long long)r->sft.batch_sequences, st.model ? rlvr_model_num_params(st.model) : 0);
+                  (long long)r->sft.batch_sequences, st.model ? rlvr_model_num_params(st.model) : 0);
     double t_start = rlvr_now(), ema = NAN;
     int64_t step = start;
     while (rc == 0 && step < r->sft.steps && !rlvr_run_stop_flag) {
@@ -378,8 +378,8 @@ int rlvr_sft_run(rlvr_run *r, bool resume, char *final_checkpoint, size_t cap) {
         if (rc == 0 && (step % 10 == 0 || step == r->sft.steps)) {
             double el = rlvr_now() - t_start, eta = el / (double)(step - start) * (double)(r->sft.steps - step);
             rlvr_progress("sft step %lld/%lld  loss %.4f (avg %.4f)  grad %.2f  lr %.2e  %.0f tok/s  eta %.0f s",
-                    (long long)step, (long long)r->sft.steps, loss, ema, row.value[RLVR_METRIC_GRAD_NORM],
-                    row.value[RLVR_METRIC_LR], row.value[RLVR_METRIC_TOKENS_PER_S], eta);
+                          (long long)step, (long long)r->sft.steps, loss, ema, row.value[RLVR_METRIC_GRAD_NORM],
+                          row.value[RLVR_METRIC_LR], row.value[RLVR_METRIC_TOKENS_PER_S], eta);
         }
         if (rc == 0 && (rlvr_io_checkpoint_due(&st.io, step) || step == r->sft.steps || rlvr_run_stop_flag))
             rc = save(&st, step);

@@ -713,25 +713,25 @@ static void fill_row(const rlvr_trainer *t, const step_batch *b, const step_stat
 static void progress_line(const rlvr_trainer *t, const rlvr_metrics_row *row, double eta) {
     const double *v = row->value;
     rlvr_progress("train step %lld/%lld  reward %.3f  pass %.3f  groups %.0f (zero-var %.0f, rounds %.0f)  H %.3f  "
-            "len %.0f  trunc %.2f  rep %.0f  malf %.0f  infra %.0f  clip %.3f  grad %.2f  |Δlogp| %.1e  %.2f rollouts/s  "
-            "wall: gen %.1fs verify %.1fs train %.1fs idle %.1fs  eta %.0f s",
-            (long long)t->step, (long long)t->run->train.steps, v[RLVR_METRIC_REWARD_MEAN], v[RLVR_METRIC_PASS_RATE],
-            v[RLVR_METRIC_GROUPS], v[RLVR_METRIC_GROUPS_ZERO_VAR], v[RLVR_METRIC_DRAW_ROUNDS], v[RLVR_METRIC_ENTROPY],
-            v[RLVR_METRIC_POLICY_TOKENS], v[RLVR_METRIC_TRUNCATED], v[RLVR_METRIC_REPETITION_STOPS],
-            v[RLVR_METRIC_MALFORMED_STOPS], v[RLVR_METRIC_INFRA_ERRORS], v[RLVR_METRIC_CLIP_FRACTION], v[RLVR_METRIC_GRAD_NORM],
-            v[RLVR_METRIC_LOGPROB_DIFF_MAX], v[RLVR_METRIC_ROLLOUTS_PER_S], t->last.generate_wall,
-            t->last.verify_wall, t->last.train_wall, v[RLVR_METRIC_IDLE_S], eta);
+                  "len %.0f  trunc %.2f  rep %.0f  malf %.0f  infra %.0f  clip %.3f  grad %.2f  |Δlogp| %.1e  %.2f rollouts/s  "
+                  "wall: gen %.1fs verify %.1fs train %.1fs idle %.1fs  eta %.0f s",
+                  (long long)t->step, (long long)t->run->train.steps, v[RLVR_METRIC_REWARD_MEAN], v[RLVR_METRIC_PASS_RATE],
+                  v[RLVR_METRIC_GROUPS], v[RLVR_METRIC_GROUPS_ZERO_VAR], v[RLVR_METRIC_DRAW_ROUNDS], v[RLVR_METRIC_ENTROPY],
+                  v[RLVR_METRIC_POLICY_TOKENS], v[RLVR_METRIC_TRUNCATED], v[RLVR_METRIC_REPETITION_STOPS],
+                  v[RLVR_METRIC_MALFORMED_STOPS], v[RLVR_METRIC_INFRA_ERRORS], v[RLVR_METRIC_CLIP_FRACTION], v[RLVR_METRIC_GRAD_NORM],
+                  v[RLVR_METRIC_LOGPROB_DIFF_MAX], v[RLVR_METRIC_ROLLOUTS_PER_S], t->last.generate_wall,
+                  t->last.verify_wall, t->last.train_wall, v[RLVR_METRIC_IDLE_S], eta);
     if (t->run->rl.credit.mc)
         rlvr_progress("train step %lld credit: branch points %.0f  forks %.0f  fork tokens %.2fx  V̂ sd %.3f  "
-                "turns with Â≠0 %.2f  fork wall %.1fs",
-                (long long)t->step, v[RLVR_METRIC_MC_BRANCH_POINTS], v[RLVR_METRIC_MC_FORKS],
-                v[RLVR_METRIC_MC_FORK_TOKEN_RATIO], v[RLVR_METRIC_MC_VALUE_STD], v[RLVR_METRIC_MC_NONZERO_TURNS],
-                v[RLVR_METRIC_MC_FORK_S]);
+                      "turns with Â≠0 %.2f  fork wall %.1fs",
+                      (long long)t->step, v[RLVR_METRIC_MC_BRANCH_POINTS], v[RLVR_METRIC_MC_FORKS],
+                      v[RLVR_METRIC_MC_FORK_TOKEN_RATIO], v[RLVR_METRIC_MC_VALUE_STD], v[RLVR_METRIC_MC_NONZERO_TURNS],
+                      v[RLVR_METRIC_MC_FORK_S]);
     if (t->take) { /* bounded-async: what the admission gate saw this step */
         const int64_t *h = t->last.admitted_lag;
         rlvr_progress("train step %lld staleness: mean %.2f  admitted by Δv 0:%lld 1:%lld 2:%lld ≥3:%lld  dropped %lld",
-                (long long)t->step, v[RLVR_METRIC_STALENESS_MEAN], (long long)h[0], (long long)h[1], (long long)h[2],
-                (long long)h[3], (long long)t->last.stale_dropped);
+                      (long long)t->step, v[RLVR_METRIC_STALENESS_MEAN], (long long)h[0], (long long)h[1], (long long)h[2],
+                      (long long)h[3], (long long)t->last.stale_dropped);
     }
 }
 
@@ -814,7 +814,7 @@ static int load_reference(rlvr_trainer *t, const char *resumed) {
     t->reference_hash = params_hash(t->reference);
     const char *what = have ? t->reference_path : "the initial weights (init = scratch)";
     rlvr_progress("train: KL reference (kl_beta = %g): %s, hash %016llx", r->rl.grpo.objective.kl_beta, what,
-            (unsigned long long)t->reference_hash);
+                  (unsigned long long)t->reference_hash);
     if (!resumed) return 0;
     if (!t->resumed_reference)
         return RLVR_FAIL(RLVR_ESTATE, "%s was trained without a KL reference (kl_beta was 0): resuming with kl_beta = "
@@ -957,8 +957,8 @@ static int prune_stale_shards(const rlvr_trainer *t) {
     closedir(d);
     if (removed)
         rlvr_progress("train: removed %d shard files of steps after step %lld (left by an earlier job; those steps "
-                        "are trained again)",
-                removed, (long long)t->step);
+                      "are trained again)",
+                      removed, (long long)t->step);
     return rc;
 }
 
@@ -966,8 +966,8 @@ int rlvr_trainer_run(rlvr_trainer *t) {
     const rlvr_run *r = t->run;
     if (r->io.shards) RLVR_TRY(prune_stale_shards(t));
     rlvr_progress("train: steps %lld → %lld, %d train tasks, G = %d, %d informative groups per step",
-            (long long)t->step, (long long)r->train.steps, r->n_split[RLVR_SPLIT_TRAIN], r->rl.grpo.group_size,
-            r->rl.grpo.groups_per_step);
+                  (long long)t->step, (long long)r->train.steps, r->n_split[RLVR_SPLIT_TRAIN], r->rl.grpo.group_size,
+                  r->rl.grpo.groups_per_step);
     rlvr_manifest *manifest = NULL;
     RLVR_TRY(rlvr_run_manifest_begin(r, r->io.manifest_path, t->layout, t->hosts, t->n_hosts, &manifest));
     int rc = run_steps(t);
@@ -979,8 +979,8 @@ int rlvr_trainer_run(rlvr_trainer *t) {
     int64_t runs = 0, cached = 0, freed = 0;
     rlvr_verifiers_counts(t->verifiers, &runs, &cached, &freed);
     rlvr_log_line(RLVR_LOG_ERROR, "train: %lld infra errors excluded; %lld enclave verifications, %lld verdicts from the cache; "
-            "%lld idle task enclaves freed",
-            (long long)t->infra_total, (long long)runs, (long long)cached, (long long)freed);
+                  "%lld idle task enclaves freed",
+                  (long long)t->infra_total, (long long)runs, (long long)cached, (long long)freed);
     return rc;
 }
 

@@ -131,8 +131,8 @@ int rlvr_dist_verify(dist *d) {
         int64_t runs = 0, cached = 0, freed = 0;
         rlvr_verifiers_counts(vr.verifiers, &runs, &cached, &freed);
         rlvr_progress("train: verifier rank %d: %lld enclave verifications, %lld verdicts from the cache; %lld idle task "
-                "enclaves freed",
-                d->roles.role_rank, (long long)runs, (long long)cached, (long long)freed);
+                      "enclaves freed",
+                      d->roles.role_rank, (long long)runs, (long long)cached, (long long)freed);
     }
     rlvr_verifiers_free(vr.verifiers);
     rlvr_wire_buf_free(&vr.patch);
