@@ -5,6 +5,7 @@
  * directory and given squeue/sacct lines, and the live-chain refusal with a
  * fake squeue on PATH. */
 #include "core/config.h"
+#include "enclave/fsutil.h"
 #include "mpi/layout.h"
 #include "slurm/chain.h"
 #include "test.h"
@@ -24,17 +25,10 @@ static void write_text(const char *path, const char *text) {
     fclose(f);
 }
 
+/* The whole file, or NULL (enclave/fsutil.h's reader). */
 static char *read_text(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) n = 0;
-    if (s) s[n] = 0;
-    fclose(f);
-    return s;
+    char *text = NULL;
+    return rlvr_fs_read_file(path, &text, NULL) == 0 ? text : NULL;
 }
 
 static rlvr_config *parse(const char *text) {
