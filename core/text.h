@@ -19,6 +19,11 @@ typedef struct {
 void rlvr_text_printf(rlvr_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Appends s[0..n) (which may hold NULs). */
 void rlvr_text_append(rlvr_text *t, const char *s, size_t n);
+/* Appends s[0..n) as valid UTF-8: each ill-formed part (the longest start
+ * of a sequence that could still have been valid, at least one byte, as
+ * Unicode recommends and Python's and Rust's lossy decoders do) becomes
+ * U+FFFD. Model output is bytes; JSON and chat templates need text. */
+void rlvr_text_append_utf8(rlvr_text *t, const char *s, size_t n);
 /* Frees the buffer and leaves `t` empty. */
 void rlvr_text_free(rlvr_text *t);
 

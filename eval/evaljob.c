@@ -107,7 +107,7 @@ void rlvr_evaljob_free(rlvr_evaljob *job) {
 
 static int job_options(rlvr_eval_options *o, const rlvr_evaljob *job, const rlvr_evaljob_spec *s) {
     RLVR_TRY(rlvr_evaljob_options(o, job->cfg, (int32_t)s->samples, s->seed, &s->hooks));
-    if (s->temperature > 0) o->sampler.temperature = (float)s->temperature;
+    if (s->temperature >= 0) o->sampler.temperature = (float)s->temperature;
     if (s->kv_slots > 0) o->sampler.kv_slots = (int32_t)s->kv_slots;
     if (s->consensus > 0) o->consensus_runs = (int)s->consensus;
     return 0;

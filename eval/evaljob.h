@@ -72,7 +72,7 @@ typedef struct {
     int64_t samples, limit;     /* limit 0: every task of the split */
     int64_t kv_slots, consensus; /* 0: the configuration's */
     uint64_t seed;
-    double temperature;         /* <= 0: the configuration's */
+    double temperature;         /* < 0: the configuration's; 0 = greedy */
     const rlvr_config_key *const *schemas; /* every key table a run's configuration may use */
     rlvr_evaljob_hooks hooks;
 } rlvr_evaljob_spec;

@@ -57,6 +57,8 @@ int rlvr_cmd_cancel(int argc, char **argv);
 int rlvr_cmd_report(int argc, char **argv);
 int rlvr_cmd_gate(int argc, char **argv);
 int rlvr_cmd_model(int argc, char **argv);
+int rlvr_cmd_generate(int argc, char **argv);
+int rlvr_cmd_chat(int argc, char **argv);
 int rlvr_cmd_verify(int argc, char **argv);
 
 #endif

@@ -29,7 +29,7 @@ static void usage(FILE *out) {
             "  --split S        tasks of this split (default eval; all: every split)\n"
             "  --samples N      rollouts per task (default 4); pass@k for k = 1, 2, 4, ... N\n"
             "  --seed S         sampling seed (default 1)\n"
-            "  --temperature T  sampling temperature (default: the run's [sampler] temperature)\n"
+            "  --temperature T  sampling temperature (default: the run's [sampler] temperature; 0 = greedy)\n"
             "  --limit N        the first N tasks of the split only\n"
             "  --kv-slots N     rollouts decoded at once (default: the run's [sampler] kv_slots)\n"
             "  --consensus K    enclave runs a passing patch needs (default: the run's [enclave])\n"
@@ -85,8 +85,9 @@ static int parse(eval_args *a, int argc, char **argv) {
         return rlvr_args_error("eval", usage, "--split: %s", rlvr_error_last());
     char *end = NULL;
     if (temperature) s->temperature = strtod(temperature, &end);
-    if (temperature && (*end || !(s->temperature > 0) || !isfinite(s->temperature)))
-        return rlvr_args_error("eval", usage, "--temperature wants a positive number, got \"%s\"", temperature);
+    if (temperature && (*end || !(s->temperature >= 0) || !isfinite(s->temperature)))
+        return rlvr_args_error("eval", usage, "--temperature wants a number >= 0 (0 = greedy), got \"%s\"",
+                               temperature);
     if (s->unchecked && s->manifest) return rlvr_args_error("eval", usage, "--manifest and --unchecked exclude each other");
     return RLVR_ARGS_CONTINUE;
 }

@@ -35,6 +35,8 @@ const rlvr_command rlvr_commands[] = {
     {"submit", "CONFIG [--out RUNDIR] [--dry-run]", "the run as a Slurm chain: SFT, RL segments, a gate after each", rlvr_cmd_submit},
     {"status", "RUNDIR", "a run's Slurm chain: job states, markers, checkpoints, last metrics", rlvr_cmd_status},
     {"cancel", "RUNDIR", "cancel the queued and running jobs of a run's Slurm chain", rlvr_cmd_cancel},
+    {"generate", "--checkpoint C (--prompt TEXT | --file F | -)", "a model's reply to one prompt: greedy or sampled, --n samples, log-probs, JSON", rlvr_cmd_generate},
+    {"chat", "--checkpoint C [--system TEXT]", "talk to a model in its chat template (a terminal, or one reply per line of a pipe)", rlvr_cmd_chat},
     {"model", "import|export|info ... (model help)", "pretrained Llama/Mistral/Qwen2 weights (HF directory, GGUF) in and out of checkpoints", rlvr_cmd_model},
     {NULL, NULL, NULL, NULL},
 };

@@ -18,6 +18,7 @@
 #include "jobs/schemas.h"
 #include "train/play.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,7 +84,7 @@ static void show_end(const show_style *st, const rlvr_rollout *r) {
     "  --task TASK        a task spec (.json)\n"                                                  \
     "  --checkpoint C     policy weights (default: a small random-weights model)\n"              \
     "  --seed S           sampling seed (default 1)\n"                                            \
-    "  --temperature T    sampling temperature (default 1)\n"                                     \
+    "  --temperature T    sampling temperature (default 1; 0 = greedy)\n"                          \
     "  --color, --no-color  colour the trajectory (default: on a terminal, unless NO_COLOR is set)\n"
 
 typedef struct {
@@ -107,7 +108,8 @@ static int play_parse(play_args *a, const char *verb, void (*usage)(FILE *), con
     for (int k = 0; extra[k].kind != RLVR_OPT_END; k++) opts[6 + k] = extra[k];
     int parsed = rlvr_args_parse(verb, opts, usage, argc, argv);
     if (parsed != RLVR_ARGS_CONTINUE) return parsed;
-    if (!(a->temperature > 0)) return rlvr_args_error(verb, usage, "--temperature wants a number > 0");
+    if (!(a->temperature >= 0) || !isfinite(a->temperature))
+        return rlvr_args_error(verb, usage, "--temperature wants a number >= 0 (0 = greedy)");
     a->play.seed = (uint64_t)a->seed;
     a->play.temperature = (float)a->temperature;
     a->play.schemas = rlvr_all_config_schemas;

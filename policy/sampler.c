@@ -78,11 +78,13 @@ void rlvr_sampler_config_default(rlvr_sampler_config *c) {
     memset(c, 0, sizeof *c);
     (void)rlvr_config_fill_defaults(rlvr_sampler_config_keys, "sampler", c); /* parses: test_config_tables */
     c->version = RLVR_SAMPLER_CONFIG_VERSION;
+    c->top_p = 1.0f;
 }
 
 int rlvr_sampler_config_from(rlvr_sampler_config *out, const rlvr_config *cfg) {
     RLVR_TRY(rlvr_config_fill(cfg, rlvr_sampler_config_keys, "sampler", out));
     out->version = RLVR_SAMPLER_CONFIG_VERSION;
+    out->top_p = 1.0f; /* not a key: training samples from the whole distribution */
     return 0;
 }
 
@@ -164,8 +166,11 @@ static int check_config(const rlvr_sampler_config *cfg, const rlvr_model_config 
     if (cfg->version != RLVR_SAMPLER_CONFIG_VERSION)
         return RLVR_FAIL(RLVR_EINVAL, "sampler config version %d, this build knows %d (use rlvr_sampler_config_default)",
                          cfg->version, RLVR_SAMPLER_CONFIG_VERSION);
-    if (!(cfg->temperature > 0.0f) || !isfinite(cfg->temperature))
-        return RLVR_FAIL(RLVR_EINVAL, "sampler temperature must be > 0, got %g", (double)cfg->temperature);
+    if (!(cfg->temperature >= 0.0f) || !isfinite(cfg->temperature))
+        return RLVR_FAIL(RLVR_EINVAL, "sampler temperature must be >= 0 (0 = greedy), got %g",
+                         (double)cfg->temperature);
+    if (!(cfg->top_p > 0.0f && cfg->top_p <= 1.0f))
+        return RLVR_FAIL(RLVR_EINVAL, "sampler top_p must be in (0, 1], got %g", (double)cfg->top_p);
     if (cfg->kv_slots < 1) return RLVR_FAIL(RLVR_EINVAL, "sampler kv_slots must be >= 1, got %d", cfg->kv_slots);
     if (cfg->context < 0 || cfg->context > mc->max_seq)
         return RLVR_FAIL(RLVR_EINVAL, "sampler context %d must be in [0, model max_seq = %d]", cfg->context,
@@ -748,19 +753,60 @@ static bool is_stop_token(const rlvr_sampler *s, int32_t token) {
     return false;
 }
 
-/* Inverse CDF in vocabulary order; the last token with mass absorbs rounding. */
-static int32_t draw(const float *probs, int V, double u) {
+/* Inverse CDF in vocabulary order over the tokens whose probability is at
+ * least `floor` (and above 0); the last such token absorbs rounding. */
+static int32_t draw(const float *probs, int V, double u, float floor) {
     double total = 0.0;
-    for (int v = 0; v < V; v++) total += probs[v];
+    for (int v = 0; v < V; v++)
+        if (probs[v] >= floor) total += probs[v];
     double target = u * total, cdf = 0.0;
     int32_t last = 0;
     for (int v = 0; v < V; v++) {
-        if (probs[v] <= 0.0f) continue;
+        if (probs[v] <= 0.0f || probs[v] < floor) continue;
         cdf += probs[v];
         last = v;
         if (cdf > target) return v;
     }
     return last;
+}
+
+static double mass_at_least(const float *probs, int V, float t) {
+    double m = 0.0;
+    for (int v = 0; v < V; v++)
+        if (probs[v] >= t) m += probs[v];
+    return m;
+}
+
+/* Top-p: the largest probability t such that the tokens at or above t hold
+ * at least top_p of the mass, by bisection on t rather than a sort of the
+ * vocabulary (no buffer, and ties at t are all kept, so the nucleus does
+ * not depend on an order among equal probabilities). */
+static float nucleus_floor(const float *probs, int V, float top_p) {
+    double total = 0.0;
+    float hi = 0.0f;
+    for (int v = 0; v < V; v++) {
+        total += probs[v];
+        if (probs[v] > hi) hi = probs[v];
+    }
+    double target = (double)top_p * total;
+    if (mass_at_least(probs, V, hi) >= target) return hi;
+    float lo = 0.0f; /* invariant: mass(>= lo) >= target > mass(>= hi) */
+    for (int it = 0; it < 64; it++) {
+        float mid = lo + (hi - lo) / 2;
+        if (mid <= lo || mid >= hi) break;
+        if (mass_at_least(probs, V, mid) >= target)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static int32_t argmax(const float *logits, int V) {
+    int32_t best = 0;
+    for (int v = 1; v < V; v++)
+        if (logits[v] > logits[best]) best = v;
+    return best;
 }
 
 static int check_decode_slots(rlvr_sampler *s, const int32_t *slots, int n) {
@@ -791,9 +837,16 @@ static void sample_one(rlvr_sampler *s, int slot, float *probs, rlvr_sample *out
         return;
     }
     double zmax, log_sum;
+    if (tau == 0.0f) { /* greedy: the model's own distribution (τ = 1) is what gets reported */
+        logits_softmax_stats(&zmax, &log_sum, &out->entropy, probs, logits, s->mc.vocab, 1.0f);
+        out->token = argmax(logits, s->mc.vocab);
+        out->logprob = logits_logprob_at(logits, 1.0f, zmax, log_sum, out->token);
+        return;
+    }
     logits_softmax_stats(&zmax, &log_sum, &out->entropy, probs, logits, s->mc.vocab, tau);
     double u = rlvr_rng_uniform(s->cfg.seed, RLVR_RNG_SAMPLE, st->step, st->sequence, (uint32_t)st->len);
-    out->token = draw(probs, s->mc.vocab, u);
+    float floor = s->cfg.top_p < 1.0f ? nucleus_floor(probs, s->mc.vocab, s->cfg.top_p) : 0.0f;
+    out->token = draw(probs, s->mc.vocab, u, floor);
     out->logprob = logits_logprob_at(logits, tau, zmax, log_sum, out->token);
 }
 

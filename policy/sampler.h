@@ -35,10 +35,19 @@
  *
  * Log-probs and entropies are computed from the unscaled logits row kept
  * aside (logits_logprob_entropy at temperature τ), the same distribution the
- * training forward uses; nothing overwrites those logits. There is no top-k
- * or top-p: the recorded log-prob must be the probability under the policy
- * the trainer evaluates (importance ratios, KL), so the sampling distribution
- * is exactly softmax(logits/τ).
+ * training forward uses; nothing overwrites those logits. Training samples
+ * exactly softmax(logits/τ): the recorded log-prob must be the probability
+ * under the policy the trainer evaluates (importance ratios, KL), so the
+ * [sampler] table has no top-p. Two choices exist for people reading a
+ * model's answers (`rlvr generate`, `rlvr chat`, greedy evaluation), and
+ * both keep reporting the model's own log-probs, not those of the
+ * distribution actually drawn from:
+ *   τ = 0      greedy: the argmax (the lowest id among equal logits); the
+ *              log-prob and entropy are those of softmax(logits), τ = 1.
+ *   top_p < 1  nucleus: the draw (the same inverse CDF, same uniform) is
+ *              restricted to the most probable tokens holding top_p of the
+ *              mass (all tokens tied at the boundary kept); the log-prob is
+ *              still that of softmax(logits/τ).
  *
  * Weights: the matmuls read a copy of the model's matrices packed for the
  * kernel (sampler_kernels.h), made at creation and made again at the next
@@ -63,7 +72,8 @@
 
 typedef struct {
     int version;            /* RLVR_SAMPLER_CONFIG_VERSION */
-    float temperature;      /* τ > 0: π = softmax(logits / τ), as in training */
+    float temperature;      /* τ > 0: π = softmax(logits / τ), as in training; 0 = greedy */
+    float top_p;            /* (0, 1]: nucleus of the draw; 1 = the whole distribution (training) */
     int32_t kv_slots;       /* sequences held at once */
     int32_t context;        /* positions per slot; 0 = the model's max_seq */
     int32_t max_new_tokens; /* tokens sampled per turn (since the last prefill) before

@@ -2,6 +2,7 @@
 #include "core/mem.h"
 #include "core/record.h"
 #include "core/sys.h"
+#include "core/text.h"
 #include "test.h"
 
 #include <stdbool.h>
@@ -101,7 +102,34 @@ static void test_mem(void) {
     rlvr_mem_free(NULL);
 }
 
+/* Lossy UTF-8: the Unicode standard's own example of replacing the
+ * maximal subparts of ill-formed sequences (chapter 3, "U+FFFD Substitution
+ * of Maximal Subparts"), and well-formed text passing through unchanged. */
+static void test_utf8(void) {
+    const char bad[] = "\x61\xF1\x80\x80\xE1\x80\xC2\x62\x80\x63\x80\xBF\x64";
+    const char want[] = "a\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"
+                        "b\xEF\xBF\xBD"
+                        "c\xEF\xBF\xBD\xEF\xBF\xBD"
+                        "d";
+    rlvr_text t = {0};
+    rlvr_text_append_utf8(&t, bad, sizeof bad - 1);
+    CHECK(t.data && t.len == sizeof want - 1 && memcmp(t.data, want, t.len) == 0);
+    rlvr_text_free(&t);
+    /* overlong, surrogate and past-U+10FFFF forms are each ill-formed from their first byte */
+    const char forms[] = "\xC0\xAF\xED\xA0\x80\xF4\x90\x80\x80";
+    rlvr_text_append_utf8(&t, forms, sizeof forms - 1);
+    size_t fffd = 0;
+    for (size_t i = 0; t.data && i + 2 < t.len; i++) fffd += memcmp(t.data + i, "\xEF\xBF\xBD", 3) == 0;
+    CHECK(fffd == 2 + 3 + 4 && t.len == 3 * fffd);
+    rlvr_text_free(&t);
+    const char good[] = "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80 end";
+    rlvr_text_append_utf8(&t, good, sizeof good - 1);
+    CHECK(t.data && t.len == sizeof good - 1 && memcmp(t.data, good, t.len) == 0);
+    rlvr_text_free(&t);
+}
+
 int main(void) {
+    test_utf8();
     test_errors();
     test_mem();
     test_record();

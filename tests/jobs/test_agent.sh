@@ -72,8 +72,16 @@ check 'grep -q "^rlvr agent: error: .*none.h5" <<< "$out"'
 agent --checkpoint "$ckpt"
 check '[ $rc -eq 2 ]'
 check 'grep -q "^usage: rlvr agent --task TASK" <<< "$out"'
-agent --task "$arith" --temperature 0
+agent --task "$arith" --temperature -1
 check '[ $rc -eq 2 ]'
+check 'grep -q "^rlvr agent: --temperature wants a number >= 0 (0 = greedy)" <<< "$out"'
+# greedy: the seed changes nothing
+agent --task "$arith" --checkpoint "$ckpt" --temperature 0 --seed 1
+greedy1=$out
+agent --task "$arith" --checkpoint "$ckpt" --temperature 0 --seed 2
+check '[ -n "$greedy1" ] && [ "$out" = "$greedy1" ]'
+agent --task "$arith" --checkpoint "$ckpt" --temperature 1 --seed 2
+check '[ "$out" != "$greedy1" ]'
 agent --task "$arith" --bogus
 check '[ $rc -eq 2 ]'
 exit $fail

@@ -398,9 +398,14 @@ static void test_state_machine(void) {
 
     rlvr_sampler_config_default(&sc);
     rlvr_sampler *s2 = NULL;
-    sc.temperature = 0.0f;
+    sc.temperature = -1.0f; /* 0 is greedy; below is nothing */
     CHECK(rlvr_sampler_new(&s2, m, &sc) == RLVR_EINVAL && s2 == NULL);
     sc.temperature = 1.0f;
+    sc.top_p = 0.0f;
+    CHECK(rlvr_sampler_new(&s2, m, &sc) == RLVR_EINVAL && s2 == NULL);
+    sc.top_p = 1.5f;
+    CHECK(rlvr_sampler_new(&s2, m, &sc) == RLVR_EINVAL && s2 == NULL);
+    sc.top_p = 1.0f;
     sc.context = 1000;
     CHECK(rlvr_sampler_new(&s2, m, &sc) == RLVR_EINVAL);
     sc.context = 0;
