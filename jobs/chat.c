@@ -53,7 +53,8 @@ static int parse(chat_args *a, int argc, char **argv) {
     };
     int rc = rlvr_args_parse("chat", opts, usage, argc, argv);
     if (rc != RLVR_ARGS_CONTINUE) return rc;
-    rlvr_talk_options(&a->gen, a->temperature, a->top_p, a->seed, a->max_new, a->context);
+    const char *wrong = rlvr_talk_options(&a->gen, a->temperature, a->top_p, a->seed, a->max_new, a->context);
+    if (wrong) return rlvr_args_error("chat", usage, "%s", wrong);
     a->gen.samples = 1;
     return RLVR_ARGS_CONTINUE;
 }

@@ -72,7 +72,8 @@ static int parse(generate_args *a, int argc, char **argv) {
         return rlvr_args_error("generate", usage, "missing the prompt: give one of --prompt TEXT, --file F or -");
     if (a->chat && a->raw) return rlvr_args_error("generate", usage, "--chat and --raw exclude each other");
     if (a->raw && a->system) return rlvr_args_error("generate", usage, "--system needs --chat");
-    rlvr_talk_options(&a->gen, a->temperature, a->top_p, a->seed, a->max_new, a->context);
+    const char *wrong = rlvr_talk_options(&a->gen, a->temperature, a->top_p, a->seed, a->max_new, a->context);
+    if (wrong) return rlvr_args_error("generate", usage, "%s", wrong);
     a->gen.samples = (int32_t)a->n;
     a->gen.ignore_stop = a->ignore_stop;
     return RLVR_ARGS_CONTINUE;

@@ -20,13 +20,15 @@ volatile sig_atomic_t *rlvr_talk_catch_interrupt(void) {
     return &interrupted;
 }
 
-void rlvr_talk_options(rlvr_generate_options *o, double temperature, double top_p, int64_t seed, int64_t max_new,
-                       int64_t context) {
+const char *rlvr_talk_options(rlvr_generate_options *o, double temperature, double top_p, int64_t seed,
+                              int64_t max_new, int64_t context) {
+    if (!(top_p > 0)) return "--top-p wants a number in (0, 1]";
     o->temperature = (float)temperature;
     o->top_p = (float)top_p;
     o->seed = (uint64_t)seed;
     o->max_new = (int32_t)max_new;
     o->context = (int32_t)context;
+    return NULL;
 }
 
 void rlvr_talk_print_text(void *ctx, int sample, const char *bytes, size_t len) {

@@ -18,8 +18,9 @@
         RLVR_OPT("--seed", RLVR_OPT_INT, &(a)->seed, "S", .min = 0, .max = INT64_MAX),               \
         RLVR_OPT("--context", RLVR_OPT_INT, &(a)->context, "N", .min = 0, .max = 10000000)
 
-/* The flags' values into `o` (its checkpoint and samples are left as they are). */
-void rlvr_talk_options(rlvr_generate_options *o, double temperature, double top_p, int64_t seed, int64_t max_new,
+/* The flags' values into `o` (its checkpoint and samples are left as they
+ * are): NULL, or what is wrong with them for rlvr_args_error. */
+const char *rlvr_talk_options(rlvr_generate_options *o, double temperature, double top_p, int64_t seed, int64_t max_new,
                        int64_t context);
 
 /* Catches SIGINT from now on (without restarting reads); the returned flag
