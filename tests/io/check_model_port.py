@@ -186,7 +186,8 @@ def check_declared(ckpt, want, what):
 def check_chat(src, out, declared=None):
     """The exported tokenizer renders a conversation as the source's does;
     generation_config.json carries the declared ids, the turn end first
-    when they lack it."""
+    when they lack it, then ChatML's episode end (<|endoftext|>) when they
+    lack it: every id rlvr's replies stop at."""
     msgs = [{"role": "user", "content": "What is 2 + 3?"}]
     a = AutoTokenizer.from_pretrained(src).apply_chat_template(msgs, add_generation_prompt=True)
     b = AutoTokenizer.from_pretrained(out).apply_chat_template(msgs, add_generation_prompt=True)
@@ -195,7 +196,9 @@ def check_chat(src, out, declared=None):
     gen = GenerationConfig.from_pretrained(out)
     bos, eos = declared or expected_declared(src)
     turn_end = tiny_tokenizer().token_to_id("<|im_end|>")
+    episode_end = tiny_tokenizer().token_to_id("<|endoftext|>")
     want = eos if turn_end in eos else [turn_end] + eos
+    want = want if episode_end in want else want + [episode_end]
     got = gen.eos_token_id if isinstance(gen.eos_token_id, list) else [gen.eos_token_id]
     if got != want or (bos >= 0 and gen.bos_token_id != bos):
         fail(f"HF export: generation_config.json bos {gen.bos_token_id} eos {got}, expected bos {bos} eos {want}")
