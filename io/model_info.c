@@ -326,9 +326,9 @@ static void text_weights(rlvr_text *t, const rlvr_model_info *f) {
         const rlvr_model_info_type *w = &f->types[i];
         rlvr_model_info_count_text(w->n_elements, count, sizeof count);
         mib(w->n_bytes, size, sizeof size);
-        rlvr_text_printf(t, "  %-13s %-5s %llu tensors, %s parameters, %llu bytes (%s)%s\n", i ? "" : "weights",
-                         w->name, (unsigned long long)w->n_tensors, count, (unsigned long long)w->n_bytes, size,
-                         w->readable ? "" : ", not read by rlvr");
+        rlvr_text_printf(t, "  %-13s %-5s %llu tensor%s, %s parameters, %llu bytes (%s)%s\n", i ? "" : "weights",
+                         w->name, (unsigned long long)w->n_tensors, w->n_tensors == 1 ? "" : "s", count,
+                         (unsigned long long)w->n_bytes, size, w->readable ? "" : ", not read by rlvr");
     }
 }
 
@@ -368,9 +368,8 @@ static void text_section(rlvr_text *t, const rlvr_model_info *f) {
         t->failed = true;
         return;
     }
-    rlvr_text_printf(t, "# the [model] section a run uses%s (head_dim %d)\n[model]\n",
-                     f->pretrained ? " (taken from the checkpoint with [pretrained] checkpoint = CKPT)" : "",
-                     f->config.d_model / f->config.n_heads);
+    rlvr_text_printf(t, "# the [model] section a run uses, head_dim %d%s\n[model]\n", f->config.d_model / f->config.n_heads,
+                     f->pretrained ? "; [pretrained] checkpoint = CKPT takes it from the checkpoint" : "");
     const char *key;
     json_t *v;
     json_object_foreach(m, key, v) {

@@ -45,7 +45,8 @@ static void info_usage(FILE *out) {
             "usage: rlvr model info SRC [--max-seq N] [--template FAMILY] [--json]\n" SRC_HELP
             "                or an rlvr checkpoint. Prints the model's facts (architecture, parameters,\n"
             "                weight types, context, tokenizer, chat family, bos and stop ids), all that\n"
-            "                `rlvr model import` would refuse and why, and the [model] section a run uses\n"
+            "                `rlvr model import` would refuse and why (exit 1), and the [model] section a\n"
+            "                run uses\n"
             "  --max-seq N   the import's cap on max_seq, as for import (default %d)\n"
             "  --template F  the chat family, as for import\n"
             "  --json        the same facts as one JSON object\n",
@@ -149,7 +150,10 @@ static int cmd_info(int argc, char **argv) {
     fputs(text, stdout);
     if (json) fputc('\n', stdout);
     free(text);
-    return RLVR_EXIT_OK;
+    if (info.n_refusals == 0) return RLVR_EXIT_OK;
+    fprintf(stderr, "rlvr model info: %s would be refused, for the %d reason%s above\n", src, info.n_refusals,
+            info.n_refusals == 1 ? "" : "s");
+    return RLVR_EXIT_FAILURE;
 }
 
 int rlvr_cmd_model(int argc, char **argv) {

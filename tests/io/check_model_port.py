@@ -414,7 +414,8 @@ def check_gguf_import(base_ckpt, weights, cfg, arch, ids, want, extra=None):
             compare_logprobs("GGUF F32 import", rlvr_logprobs(ckpt, ids), want)
             t = tiny_tokenizer()
             check_declared(ckpt, (t.token_to_id("<|im_start|>"), [t.token_to_id("<|im_end|>")]), "GGUF import")
-            a, b = (run(rlvr, "model", "info", c).stdout.splitlines()[1:] for c in (ckpt, base_ckpt))
+            a, b = ({k: v for k, v in json.loads(run(rlvr, "model", "info", c, "--json").stdout).items()
+                     if k in ("parameters", "model")} for c in (ckpt, base_ckpt))
             if a != b:
                 fail(f"GGUF F32 import: model info differs from the safetensors import: {a} vs {b}")
 
@@ -549,8 +550,8 @@ def check_info(ckpt):
     with the case's biases and RoPE scaling."""
     info = run(rlvr, "model", "info", ckpt)
     ini = os.path.join(work, "model.ini")
-    with open(ini, "w") as f:
-        f.write(info.stdout)
+    with open(ini, "w") as f:  # the section and its comment line, after the facts
+        f.write(info.stdout[info.stdout.find("# the [model] section"):])
     lines = {"qwen2": ["qkv_bias = true"], "llama3": ["rope_scaling = llama3", "rope_scaling_factor = 8",
                                                       "rope_original_max_seq = 8192", "rope_theta = 500000"],
              "smollm2": ["tie_embeddings = true"]}.get(case, ["qkv_bias = false", "rope_scaling = none"])
