@@ -18,8 +18,8 @@ import subprocess
 import sys
 from collections import defaultdict
 
-import h5py
 from gguf import GGUFReader
+from model_facts import gguf_types, h5_types
 from safetensors import safe_open
 from transformers import AutoTokenizer, GenerationConfig
 
@@ -68,24 +68,6 @@ def safetensors_types(d):
             e = types[{"float32": "F32", "float16": "F16"}[str(t.dtype)]]
             e[0], e[1], e[2] = e[0] + 1, e[1] + t.size, e[2] + t.nbytes
     return types
-
-
-def gguf_types(path):
-    types = defaultdict(lambda: [0, 0, 0])
-    for t in GGUFReader(path).tensors:
-        e = types[t.tensor_type.name]
-        e[0], e[1], e[2] = e[0] + 1, e[1] + int(t.n_elements), e[2] + int(t.n_bytes)
-    return types
-
-
-def h5_types(path):
-    types = defaultdict(lambda: [0, 0, 0])
-    with h5py.File(path, "r") as f:
-        for k, ds in f["model/params"].items():
-            e = types[{"float32": "F32"}[str(ds.dtype)]]
-            e[0], e[1], e[2] = e[0] + 1, e[1] + ds.size, e[2] + ds.id.get_storage_size()
-        max_seq = int(f["model"].attrs["max_seq"])
-    return types, max_seq
 
 
 def stop_texts(import_stdout):

@@ -13,10 +13,9 @@ types and context as h5py reads the checkpoint."""
 import json
 import subprocess
 import sys
-from collections import defaultdict
 
-import h5py
 from gguf import GGUFReader
+from model_facts import gguf_types, h5_types
 
 rlvr, gguf_path, ckpt = sys.argv[1:4]
 failures = []
@@ -46,10 +45,7 @@ def field(key):
 
 
 tokens = field("tokenizer.ggml.tokens")
-types = defaultdict(lambda: [0, 0, 0])
-for t in reader.tensors:
-    e = types[t.tensor_type.name]
-    e[0], e[1], e[2] = e[0] + 1, e[1] + int(t.n_elements), e[2] + int(t.n_bytes)
+types = gguf_types(gguf_path)
 n_params = sum(e[1] for e in types.values())
 bos = int(field("tokenizer.ggml.bos_token_id"))
 # rlvr's stops for ChatML: the turn end, the episode end, then the file's declared ends they are not
@@ -66,22 +62,17 @@ expect("gguf: max_seq (the import's cap)", g["max_seq"], min(context, g["max_seq
 expect("gguf: parameters", g["parameters"], n_params)
 expect("gguf: parameters_text", g["parameters_text"], f"{n_params / 1e6:.1f} M")
 expect("gguf: weight types", {t["type"]: [t["tensors"], t["parameters"], t["bytes"]] for t in g["weight_types"]},
-       dict(types))
+       types)
 expect("gguf: Q4_1 and F32 among the types", {"Q4_1", "F32"} <= {t["type"] for t in g["weight_types"]}, True)
 template = field("tokenizer.chat_template")
 expect("gguf: refusals", g["refusals"], [])
 
 h = info(ckpt, "--json")
-h5types = defaultdict(lambda: [0, 0, 0])
-with h5py.File(ckpt, "r") as f:
-    for name, ds in f["model/params"].items():
-        e = h5types[{"float32": "F32"}[str(ds.dtype)]]
-        e[0], e[1], e[2] = e[0] + 1, e[1] + ds.size, e[2] + ds.id.get_storage_size()
-    max_seq = int(f["model"].attrs["max_seq"])
+h5types, max_seq = h5_types(ckpt)
 expect("checkpoint: parameters (h5py)", h["parameters"], sum(e[1] for e in h5types.values()))
 expect("checkpoint: parameters equal the GGUF's", h["parameters"], n_params)
 expect("checkpoint: weight types", {t["type"]: [t["tensors"], t["parameters"], t["bytes"]] for t in h["weight_types"]},
-       dict(h5types))
+       h5types)
 expect("checkpoint: context_length (max_seq)", h["context_length"], max_seq)
 expect("checkpoint: refusals", h["refusals"], [])
 
