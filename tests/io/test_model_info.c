@@ -44,12 +44,11 @@ static void check_json(const rlvr_model_info *f, const char *path) {
 }
 
 int main(void) {
-    char dir[4096], ckpt[4200], gguf[4200], hf[4200], cfg_path[4300];
+    char dir[4096], paths[4][4200];
     fixture_tmpdir(dir, sizeof dir, "model-info");
-    snprintf(ckpt, sizeof ckpt, "%s/model.h5", dir);
-    snprintf(gguf, sizeof gguf, "%s/model.gguf", dir);
-    snprintf(hf, sizeof hf, "%s/hf", dir);
-    snprintf(cfg_path, sizeof cfg_path, "%s/config.json", hf);
+    static const char *const names[4] = {"model.h5", "model.gguf", "hf", "hf/config.json"};
+    for (int i = 0; i < 4; i++) snprintf(paths[i], sizeof paths[i], "%s/%s", dir, names[i]);
+    const char *ckpt = paths[0], *gguf = paths[1], *hf = paths[2], *cfg_path = paths[3];
 
     rlvr_tokenizer *tok = NULL;
     rlvr_model *m = NULL;
