@@ -138,6 +138,21 @@ int rlvr_checkpoint_read_rng(const rlvr_checkpoint *ck, const char *name, rlvr_r
 /* The stored model configuration (RLVR_EFORMAT when the file has no model). */
 int rlvr_checkpoint_model_config(const rlvr_checkpoint *ck, rlvr_model_config *cfg);
 
+/* One stored model tensor (/model/params/<name>): its type, element count
+ * and the bytes its data takes in the file (after compression). */
+typedef struct {
+    const char *name; /* valid during the call */
+    rlvr_dtype dtype;
+    uint64_t n_elements;
+    uint64_t n_bytes;
+} rlvr_checkpoint_tensor;
+
+/* Calls fn for each stored model tensor, in name order, from the file's
+ * dataset headers (no weights are read). Stops at the first negative
+ * return. RLVR_EFORMAT when the file has no model. */
+int rlvr_checkpoint_model_tensors(const rlvr_checkpoint *ck, int (*fn)(void *user, const rlvr_checkpoint_tensor *t),
+                                  void *user);
+
 /* Loads parameters (and moments, when stored) into an existing model whose
  * configuration must equal the stored one field by field (a mismatch names
  * the field). */

@@ -271,6 +271,42 @@ static const char *config_difference(const rlvr_model_config *a, const rlvr_mode
     return NULL;
 }
 
+typedef struct {
+    int (*fn)(void *user, const rlvr_checkpoint_tensor *t);
+    void *user;
+    const char *what; /* the file, for messages */
+} tensor_walk;
+
+static int describe_tensor(hid_t loc, const char *name, void *user) {
+    const tensor_walk *w = user;
+    rlvr_checkpoint_tensor t = {.name = name};
+    hid_t dset = H5Dopen2(loc, name, H5P_DEFAULT);
+    RLVR_H5_CHECK(dset, "%s: opening /model/params/%s", w->what, name);
+    hid_t type = H5Dget_type(dset), space = H5Dget_space(dset);
+    hssize_t n = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
+    int rc = type >= 0 ? rlvr_h5_dtype_of(type, &t.dtype) : RLVR_H5_FAIL("%s: /model/params/%s", w->what, name);
+    if (rc == 0 && n < 0) rc = RLVR_H5_FAIL("%s: the shape of /model/params/%s", w->what, name);
+    t.n_elements = n < 0 ? 0 : (uint64_t)n;
+    t.n_bytes = (uint64_t)H5Dget_storage_size(dset);
+    rlvr_h5_close(&space);
+    rlvr_h5_close(&type);
+    rlvr_h5_close(&dset);
+    if (rc < 0) return rlvr_error_wrap(rc, "%s: /model/params/%s", w->what, name);
+    return w->fn(w->user, &t);
+}
+
+int rlvr_checkpoint_model_tensors(const rlvr_checkpoint *ck, int (*fn)(void *user, const rlvr_checkpoint_tensor *t),
+                                  void *user) {
+    if (!ck->info.has_model || !rlvr_ckpt_path_exists(ck->file, "model/params"))
+        return rlvr_error_set(RLVR_EFORMAT, "%s: the checkpoint holds no model", ck->path);
+    hid_t g = H5Gopen2(ck->file, "model/params", H5P_DEFAULT);
+    RLVR_H5_CHECK(g, "%s: opening /model/params", ck->path);
+    tensor_walk w = {.fn = fn, .user = user, .what = ck->path};
+    int rc = rlvr_h5_visit_datasets(g, describe_tensor, &w);
+    rlvr_h5_close(&g);
+    return rc;
+}
+
 int rlvr_checkpoint_read_model(const rlvr_checkpoint *ck, rlvr_model *model) {
     rlvr_model_config stored;
     RLVR_TRY(rlvr_checkpoint_model_config(ck, &stored));

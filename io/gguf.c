@@ -846,6 +846,15 @@ static void deq_q6_k(const unsigned char *b, float *y)
     }
 }
 
+bool rlvr_gguf_type_dequantises(uint32_t type)
+{
+    switch (type) {
+    case RLVR_GGML_F32: case RLVR_GGML_F16: case RLVR_GGML_BF16: case RLVR_GGML_Q8_0: case RLVR_GGML_Q4_0:
+    case RLVR_GGML_Q4_1: case RLVR_GGML_Q4_K: case RLVR_GGML_Q5_K: case RLVR_GGML_Q6_K: return true;
+    default: return false;
+    }
+}
+
 int rlvr_gguf_tensor_f32(const rlvr_gguf *g, const rlvr_gguf_tensor *t, float *out)
 {
     const unsigned char *src = rlvr_gguf_tensor_data(g, t);

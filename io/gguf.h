@@ -11,6 +11,7 @@
 #ifndef RLVR_IO_GGUF_H
 #define RLVR_IO_GGUF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -139,5 +140,7 @@ const char *rlvr_gguf_type_name(uint32_t type);
  * bit-identical to gguf-py's gguf.quants.dequantize. Types F32, F16, BF16,
  * Q8_0, Q4_0, Q4_1, Q4_K, Q5_K, Q6_K; others give RLVR_EUNSUPPORTED. */
 int rlvr_gguf_tensor_f32(const rlvr_gguf *g, const rlvr_gguf_tensor *t, float *out);
+/* True for the types rlvr_gguf_tensor_f32 dequantises. */
+bool rlvr_gguf_type_dequantises(uint32_t type);
 
 #endif

@@ -111,14 +111,16 @@ static int token_text(const rlvr_tokenizer *tok, int32_t id, char *buf, size_t c
 /* The export options' tokenizer fields for a pretrained (HF) tokenizer;
  * nothing for rlvr's own. */
 static int export_tokenizer(const rlvr_tokenizer *tok, rlvr_export_options *opt, char bos[256], char eos[256],
-                            int32_t eos_ids[RLVR_TOKENIZER_MAX_EOS + 1]) {
+                            int32_t eos_ids[RLVR_TEMPLATE_MAX_STOPS]) {
     if (rlvr_tokenizer_kind_of(tok) != RLVR_TOKENIZER_HF) return 0;
     RLVR_TRY(rlvr_tokenizer_hf_json(tok, &opt->tokenizer_json, &opt->tokenizer_json_len));
     size_t len = 0;
     opt->chat_template = rlvr_tokenizer_chat_template(tok, &len);
     const rlvr_chat *c = rlvr_tokenizer_chat(tok);
     /* generation_config.json: what the model declared, with the turn end
-     * first when it is not among them, so generate stops where a reply ends */
+     * first when it is not among them (a GGUF's eos_token_id is the first),
+     * then the rest of the ids a reply stops at, so that generate stops
+     * where rlvr's sampler does and an import of the export stops there too */
     int n = 0;
     const int32_t *declared = rlvr_tokenizer_generation_eos(tok, &n);
     bool has_turn_end = false;
@@ -126,6 +128,13 @@ static int export_tokenizer(const rlvr_tokenizer *tok, rlvr_export_options *opt,
     opt->n_eos_token_ids = 0;
     if (!has_turn_end && c->turn_end >= 0) eos_ids[opt->n_eos_token_ids++] = c->turn_end;
     for (int i = 0; i < n; i++) eos_ids[opt->n_eos_token_ids++] = declared[i];
+    int32_t stops[RLVR_TEMPLATE_MAX_STOPS];
+    int n_stops = rlvr_template_stop_tokens(tok, stops);
+    for (int i = 0; i < n_stops; i++) {
+        bool listed = stops[i] < 0;
+        for (int k = 0; k < opt->n_eos_token_ids; k++) listed |= eos_ids[k] == stops[i];
+        if (!listed && opt->n_eos_token_ids < RLVR_TOKENIZER_MAX_EOS) eos_ids[opt->n_eos_token_ids++] = stops[i];
+    }
     opt->eos_token_ids = eos_ids;
     int32_t gen_bos = rlvr_tokenizer_generation_bos(tok);
     opt->bos_token_id = gen_bos >= 0 ? gen_bos : c->begin;
@@ -142,7 +151,7 @@ int rlvr_model_io_export(const char *ckpt, const char *dir, const char *gguf, bo
     rlvr_model *m = NULL;
     rlvr_tokenizer *tok = NULL;
     char bos[256], eos[256];
-    int32_t eos_ids[RLVR_TOKENIZER_MAX_EOS + 1];
+    int32_t eos_ids[RLVR_TEMPLATE_MAX_STOPS];
     int rc = rlvr_checkpoint_open(&ck, ckpt);
     if (rc == 0) rc = rlvr_checkpoint_load_model(ck, &m);
     if (rc == 0) rc = rlvr_checkpoint_read_tokenizer(ck, &tok);

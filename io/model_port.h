@@ -68,9 +68,9 @@ bool rlvr_port_is_rope_rows(int tensor);
 int rlvr_port_permute_rope(float *w, size_t rows, size_t cols, int head_dim, bool to_interleaved);
 
 /* A zeroed configuration with [model]'s defaults for init_seed and init_std
- * (a pretrained model has no value for them), so that a run's [model]
- * section equals an imported configuration with only the architecture keys
- * set ([train] init loads only into an equal configuration). */
+ * (a pretrained model has no value for them), so that a [model] section
+ * with only the architecture keys set equals an imported configuration (a
+ * checkpoint loads only into an equal configuration). */
 void rlvr_port_config_init(rlvr_model_config *c);
 
 /* max_seq for a model that was trained on `trained` positions under the

@@ -27,6 +27,17 @@ static int attach_chat(rlvr_tokenizer *tok, const char *family, const char *jinj
     return rlvr_tokenizer_set_chat(tok, family, jinja, len, source);
 }
 
+/* attach_chat, or with `chat_error` non-NULL its refusal kept there (cap
+ * bytes) and the tokenizer left without a chat format. */
+static int attach_chat_or_note(rlvr_tokenizer *tok, const char *family, const char *jinja, size_t len,
+                               const char *source, char *chat_error, size_t cap) {
+    int rc = attach_chat(tok, family, jinja, len, source);
+    if (rc >= 0 || !chat_error || rc == RLVR_ENOMEM) return rc;
+    snprintf(chat_error, cap, "%s", rlvr_error_last());
+    rlvr_error_clear();
+    return 0;
+}
+
 /* tokenizer_config.json's chat_template: a string, or [{"name", "template"}]. */
 static const char *config_template(json_t *cfg) {
     json_t *t = json_object_get(cfg, "chat_template");
@@ -164,7 +175,8 @@ static int gguf_declared(rlvr_tokenizer *tok, const rlvr_gguf *g, const char *pa
     return rlvr_tokenizer_set_generation(tok, bos, eos, n, path);
 }
 
-int rlvr_hf_dir_tokenizer(rlvr_tokenizer **out, const char *dir, const char *family) {
+static int hf_dir_tokenizer(rlvr_tokenizer **out, const char *dir, const char *family, char *chat_error,
+                            size_t cap) {
     *out = NULL;
     char path[4096], cfg_path[4096];
     int n = snprintf(path, sizeof path, "%s/tokenizer.json", dir);
@@ -188,7 +200,8 @@ int rlvr_hf_dir_tokenizer(rlvr_tokenizer **out, const char *dir, const char *fam
             rc = RLVR_FAIL(RLVR_EFORMAT, "%s:%d: %s", cfg_path, jerr.line, jerr.text);
         if (cfg) jinja = config_template(cfg);
     }
-    if (rc == 0) rc = attach_chat(tok, family, jinja, jinja ? strlen(jinja) : 0, jinja ? cfg_path : dir);
+    if (rc == 0)
+        rc = attach_chat_or_note(tok, family, jinja, jinja ? strlen(jinja) : 0, jinja ? cfg_path : dir, chat_error, cap);
     if (rc == 0) rc = hf_declared(tok, dir, cfg, cfg_path);
     json_decref(cfg);
     rlvr_mapped_file_close(&json);
@@ -200,7 +213,8 @@ int rlvr_hf_dir_tokenizer(rlvr_tokenizer **out, const char *dir, const char *fam
     return 0;
 }
 
-int rlvr_gguf_chat_tokenizer(rlvr_tokenizer **out, const rlvr_gguf *g, const char *path, const char *family) {
+static int gguf_chat_tokenizer(rlvr_tokenizer **out, const rlvr_gguf *g, const char *path, const char *family,
+                               char *chat_error, size_t cap) {
     *out = NULL;
     rlvr_tokenizer *tok = NULL;
     RLVR_TRY(rlvr_gguf_tokenizer(&tok, g, path));
@@ -210,7 +224,7 @@ int rlvr_gguf_chat_tokenizer(rlvr_tokenizer **out, const rlvr_gguf *g, const cha
     if (rlvr_gguf_find(g, "tokenizer.chat_template")) rc = rlvr_gguf_get_string(g, "tokenizer.chat_template", &jinja, &len);
     char source[4200];
     snprintf(source, sizeof source, "%s: tokenizer.chat_template", path);
-    if (rc == 0) rc = attach_chat(tok, family, jinja, len, jinja ? source : path);
+    if (rc == 0) rc = attach_chat_or_note(tok, family, jinja, len, jinja ? source : path, chat_error, cap);
     if (rc == 0) rc = gguf_declared(tok, g, path);
     if (rc < 0) {
         rlvr_tokenizer_free(tok);
@@ -218,4 +232,24 @@ int rlvr_gguf_chat_tokenizer(rlvr_tokenizer **out, const rlvr_gguf *g, const cha
     }
     *out = tok;
     return 0;
+}
+
+int rlvr_hf_dir_tokenizer(rlvr_tokenizer **out, const char *dir, const char *family) {
+    return hf_dir_tokenizer(out, dir, family, NULL, 0);
+}
+
+int rlvr_gguf_chat_tokenizer(rlvr_tokenizer **out, const rlvr_gguf *g, const char *path, const char *family) {
+    return gguf_chat_tokenizer(out, g, path, family, NULL, 0);
+}
+
+int rlvr_hf_dir_tokenizer_facts(rlvr_tokenizer **out, const char *dir, const char *family, char *chat_error,
+                                size_t cap) {
+    if (cap) chat_error[0] = '\0';
+    return hf_dir_tokenizer(out, dir, family, chat_error, cap);
+}
+
+int rlvr_gguf_chat_tokenizer_facts(rlvr_tokenizer **out, const rlvr_gguf *g, const char *path, const char *family,
+                                   char *chat_error, size_t cap) {
+    if (cap) chat_error[0] = '\0';
+    return gguf_chat_tokenizer(out, g, path, family, chat_error, cap);
 }

@@ -31,4 +31,14 @@
 int rlvr_hf_dir_tokenizer(rlvr_tokenizer **out, const char *dir, const char *family);
 int rlvr_gguf_chat_tokenizer(rlvr_tokenizer **out, const rlvr_gguf *g, const char *path, const char *family);
 
+/* The same for `rlvr model info`, which reports rather than fails: a chat
+ * format that cannot be set (no template and no family, a template of no
+ * family, a vocabulary without the family's markers) leaves the tokenizer
+ * without one (rlvr_tokenizer_chat says native) and its refusal in
+ * chat_error (cap bytes; "" when the format was set). */
+int rlvr_hf_dir_tokenizer_facts(rlvr_tokenizer **out, const char *dir, const char *family, char *chat_error,
+                                size_t cap);
+int rlvr_gguf_chat_tokenizer_facts(rlvr_tokenizer **out, const rlvr_gguf *g, const char *path, const char *family,
+                                   char *chat_error, size_t cap);
+
 #endif

@@ -375,6 +375,11 @@ const char *rlvr_safetensors_metadata_find(const rlvr_safetensors *st, const cha
     return k ? st->meta_values[k - st->meta_keys] : NULL;
 }
 
+bool rlvr_st_dtype_converts(rlvr_st_dtype dtype)
+{
+    return dtype == RLVR_ST_F32 || dtype == RLVR_ST_F16 || dtype == RLVR_ST_BF16 || dtype == RLVR_ST_F64;
+}
+
 int rlvr_safetensors_tensor_f32(const rlvr_safetensors *st, const rlvr_st_tensor *t, float *out)
 {
     const unsigned char *src = rlvr_safetensors_tensor_data(st, t);

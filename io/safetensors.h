@@ -13,6 +13,7 @@
 #ifndef RLVR_IO_SAFETENSORS_H
 #define RLVR_IO_SAFETENSORS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -74,6 +75,8 @@ const char *rlvr_safetensors_metadata_find(const rlvr_safetensors *st, const cha
  * numpy's astype(np.float32): F32 as is, F16 and BF16 exactly, F64 rounded
  * to nearest even. Other dtypes give RLVR_EUNSUPPORTED naming the dtype. */
 int rlvr_safetensors_tensor_f32(const rlvr_safetensors *st, const rlvr_st_tensor *t, float *out);
+/* True for the dtypes rlvr_safetensors_tensor_f32 converts. */
+bool rlvr_st_dtype_converts(rlvr_st_dtype dtype);
 
 /* ---- sharded checkpoints --------------------------------------------- */
 

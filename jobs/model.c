@@ -2,12 +2,14 @@
  * weights in and out of rlvr checkpoints (io/model_io.h): parse, call,
  * print. */
 #include "core/error.h"
+#include "io/model_info.h"
 #include "io/model_io.h"
 #include "jobs/args.h"
 #include "jobs/commands.h"
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -19,8 +21,8 @@
 static void import_usage(FILE *out) {
     fprintf(out,
             "usage: rlvr model import SRC --out CKPT.h5 [--max-seq N] [--template FAMILY]\n" SRC_HELP
-            "  --out CKPT    the checkpoint file to write (loads with --checkpoint and\n"
-            "                [train] init = CKPT)\n"
+            "  --out CKPT    the checkpoint file to write (a run uses it with [pretrained]\n"
+            "                checkpoint = CKPT, a verb with --checkpoint CKPT)\n"
             "  --max-seq N   cap on the positions the model is given (default %d; the model's\n"
             "                own max_position_embeddings when smaller)\n"
             "  --template F  chatml, llama3 or mistral: render turns in that family instead of\n"
@@ -39,8 +41,16 @@ static void export_usage(FILE *out) {
 }
 
 static void info_usage(FILE *out) {
-    fprintf(out, "usage: rlvr model info SRC\n" SRC_HELP
-                 "  (or an rlvr checkpoint): the [model] section a run needs to start from it\n");
+    fprintf(out,
+            "usage: rlvr model info SRC [--max-seq N] [--template FAMILY] [--json]\n" SRC_HELP
+            "                or an rlvr checkpoint. Prints the model's facts (architecture, parameters,\n"
+            "                weight types, context, tokenizer, chat family, bos and stop ids), all that\n"
+            "                `rlvr model import` would refuse and why (exit 1), and the [model] section a\n"
+            "                run uses\n"
+            "  --max-seq N   the import's cap on max_seq, as for import (default %d)\n"
+            "  --template F  the chat family, as for import\n"
+            "  --json        the same facts as one JSON object\n",
+            RLVR_IMPORT_MAX_SEQ_DEFAULT);
 }
 
 static void usage(FILE *out) {
@@ -118,35 +128,32 @@ static int cmd_export(int argc, char **argv) {
     return rc < 0 ? rlvr_cmd_fail("model export", rc) : RLVR_EXIT_OK;
 }
 
-/* The [model] section a run needs to start from the model ([train] init =
- * CKPT loads only into an equal configuration): ready to paste. */
-static void print_config(const char *src, const char *arch, const rlvr_model_config *c) {
-    const rlvr_rope_scaling *r = &c->rope_scaling;
-    bool llama3 = r->kind == RLVR_ROPE_SCALING_LLAMA3;
-    printf("# %s: %s, head_dim %d\n[model]\nvocab = %d\nd_model = %d\nn_layers = %d\nn_heads = %d\n"
-           "n_kv_heads = %d\nd_ff = %d\nmax_seq = %d\nrope_theta = %.9g\nnorm_eps = %.9g\ntie_embeddings = %s\n"
-           "qkv_bias = %s\nrope_scaling = %s\ninit_seed = %llu\ninit_std = %.9g\n",
-           src, arch, c->d_model / c->n_heads, c->vocab, c->d_model, c->n_layers, c->n_heads, c->n_kv_heads, c->d_ff,
-           c->max_seq, (double)c->rope_theta, (double)c->norm_eps, c->tie_embeddings ? "true" : "false",
-           c->qkv_bias ? "true" : "false", llama3 ? "llama3" : "none", (unsigned long long)c->init_seed,
-           (double)c->init_std);
-    if (llama3)
-        printf("rope_scaling_factor = %.9g\nrope_low_freq_factor = %.9g\nrope_high_freq_factor = %.9g\n"
-               "rope_original_max_seq = %d\n",
-               (double)r->factor, (double)r->low_freq_factor, (double)r->high_freq_factor, r->original_max_seq);
-}
-
 static int cmd_info(int argc, char **argv) {
-    const char *src = NULL, *arch = NULL;
-    const rlvr_opt opts[] = {RLVR_OPT(NULL, RLVR_OPT_STRING, &src, "SRC", .required = true), {0}};
+    const char *src = NULL, *family = NULL;
+    int64_t max_seq = RLVR_IMPORT_MAX_SEQ_DEFAULT;
+    bool json = false;
+    const rlvr_opt opts[] = {
+        RLVR_OPT(NULL, RLVR_OPT_STRING, &src, "SRC", .required = true),
+        RLVR_OPT("--max-seq", RLVR_OPT_INT, &max_seq, "N", .min = 1, .max = 1 << 24),
+        RLVR_OPT("--template", RLVR_OPT_STRING, &family, "FAMILY"),
+        RLVR_OPT("--json", RLVR_OPT_FLAG, &json, NULL),
+        {0},
+    };
     int parsed = rlvr_args_parse("model info", opts, info_usage, argc, argv);
     if (parsed != RLVR_ARGS_CONTINUE) return parsed;
-    rlvr_model_config c;
-    rlvr_port_options opt = {0};
-    int rc = rlvr_model_io_config(src, &opt, &c, &arch);
+    rlvr_port_options opt = {.max_seq = (int)max_seq};
+    rlvr_model_info info;
+    char *text = NULL;
+    int rc = rlvr_model_info_read(src, family, &opt, &info);
+    if (rc == 0) rc = json ? rlvr_model_info_json(&info, src, &text) : rlvr_model_info_text(&info, src, &text);
     if (rc < 0) return rlvr_cmd_fail("model info", rc);
-    print_config(src, arch, &c);
-    return RLVR_EXIT_OK;
+    fputs(text, stdout);
+    if (json) fputc('\n', stdout);
+    free(text);
+    if (info.n_refusals == 0) return RLVR_EXIT_OK;
+    fprintf(stderr, "rlvr model info: %s would be refused, for the %d reason%s above\n", src, info.n_refusals,
+            info.n_refusals == 1 ? "" : "s");
+    return RLVR_EXIT_FAILURE;
 }
 
 int rlvr_cmd_model(int argc, char **argv) {

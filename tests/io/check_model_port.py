@@ -186,7 +186,8 @@ def check_declared(ckpt, want, what):
 def check_chat(src, out, declared=None):
     """The exported tokenizer renders a conversation as the source's does;
     generation_config.json carries the declared ids, the turn end first
-    when they lack it."""
+    when they lack it, then ChatML's episode end (<|endoftext|>) when they
+    lack it: every id rlvr's replies stop at."""
     msgs = [{"role": "user", "content": "What is 2 + 3?"}]
     a = AutoTokenizer.from_pretrained(src).apply_chat_template(msgs, add_generation_prompt=True)
     b = AutoTokenizer.from_pretrained(out).apply_chat_template(msgs, add_generation_prompt=True)
@@ -195,7 +196,9 @@ def check_chat(src, out, declared=None):
     gen = GenerationConfig.from_pretrained(out)
     bos, eos = declared or expected_declared(src)
     turn_end = tiny_tokenizer().token_to_id("<|im_end|>")
+    episode_end = tiny_tokenizer().token_to_id("<|endoftext|>")
     want = eos if turn_end in eos else [turn_end] + eos
+    want = want if episode_end in want else want + [episode_end]
     got = gen.eos_token_id if isinstance(gen.eos_token_id, list) else [gen.eos_token_id]
     if got != want or (bos >= 0 and gen.bos_token_id != bos):
         fail(f"HF export: generation_config.json bos {gen.bos_token_id} eos {got}, expected bos {bos} eos {want}")
@@ -411,7 +414,8 @@ def check_gguf_import(base_ckpt, weights, cfg, arch, ids, want, extra=None):
             compare_logprobs("GGUF F32 import", rlvr_logprobs(ckpt, ids), want)
             t = tiny_tokenizer()
             check_declared(ckpt, (t.token_to_id("<|im_start|>"), [t.token_to_id("<|im_end|>")]), "GGUF import")
-            a, b = (run(rlvr, "model", "info", c).stdout.splitlines()[1:] for c in (ckpt, base_ckpt))
+            a, b = ({k: v for k, v in json.loads(run(rlvr, "model", "info", c, "--json").stdout).items()
+                     if k in ("parameters", "model")} for c in (ckpt, base_ckpt))
             if a != b:
                 fail(f"GGUF F32 import: model info differs from the safetensors import: {a} vs {b}")
 
@@ -546,8 +550,8 @@ def check_info(ckpt):
     with the case's biases and RoPE scaling."""
     info = run(rlvr, "model", "info", ckpt)
     ini = os.path.join(work, "model.ini")
-    with open(ini, "w") as f:
-        f.write(info.stdout)
+    with open(ini, "w") as f:  # the section and its comment line, after the facts
+        f.write(info.stdout[info.stdout.find("# the [model] section"):])
     lines = {"qwen2": ["qkv_bias = true"], "llama3": ["rope_scaling = llama3", "rope_scaling_factor = 8",
                                                       "rope_original_max_seq = 8192", "rope_theta = 500000"],
              "smollm2": ["tie_embeddings = true"]}.get(case, ["qkv_bias = false", "rope_scaling = none"])

@@ -5,6 +5,7 @@
 
 #include "core/record.h"
 #include "core/rng.h"
+#include "io/model_port.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -27,6 +28,20 @@ static inline void fixture_rmtree(const char *dir) {
     char cmd[4200];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "warning: could not remove %s\n", dir);
+}
+
+/* A tiny Llama-shaped model over rlvr's byte tokenizer (d_model 16, 2
+ * layers, 4 heads over 2 KV heads, max_seq 64), saved as checkpoint `ckpt`.
+ * *tok and *m are the caller's (also after a failure, when set). */
+static inline int fixture_tiny_model(const char *ckpt, rlvr_tokenizer **tok, rlvr_model **m, rlvr_model_config *cfg) {
+    *tok = NULL, *m = NULL;
+    int rc = rlvr_tokenizer_new_byte(tok);
+    if (rc < 0) return rc;
+    rlvr_port_config_init(cfg);
+    cfg->vocab = rlvr_tokenizer_vocab_size(*tok), cfg->d_model = 16, cfg->n_layers = 2, cfg->n_heads = 4;
+    cfg->n_kv_heads = 2, cfg->d_ff = 40, cfg->max_seq = 64, cfg->rope_theta = 10000.0f, cfg->norm_eps = 1e-5f;
+    rc = rlvr_model_new(m, cfg);
+    return rc < 0 ? rc : rlvr_port_save_checkpoint(ckpt, *m, *tok);
 }
 
 /* Rollout number `k` of a made-up step: a prompt, then `turns` policy turns

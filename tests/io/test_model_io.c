@@ -22,13 +22,8 @@ int main(void) {
 
     rlvr_tokenizer *tok = NULL;
     rlvr_model *m = NULL;
-    CHECK_OK(rlvr_tokenizer_new_byte(&tok));
     rlvr_model_config cfg;
-    rlvr_port_config_init(&cfg);
-    cfg.vocab = rlvr_tokenizer_vocab_size(tok), cfg.d_model = 16, cfg.n_layers = 2, cfg.n_heads = 4;
-    cfg.n_kv_heads = 2, cfg.d_ff = 40, cfg.max_seq = 64, cfg.rope_theta = 10000.0f, cfg.norm_eps = 1e-5f;
-    CHECK_OK(rlvr_model_new(&m, &cfg));
-    if (m) CHECK_OK(rlvr_port_save_checkpoint(ckpt, m, tok));
+    CHECK_OK(fixture_tiny_model(ckpt, &tok, &m, &cfg));
 
     rlvr_model_config got;
     const char *arch = NULL;
