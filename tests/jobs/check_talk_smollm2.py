@@ -17,10 +17,14 @@ transformers reads them. Checks:
   ids the model read equal apply_chat_template of the messages so far (the
   replies' text as the assistant's messages); with a small --context the
   oldest turns are left out with a notice, and what is read is still the
-  template of the messages kept; /save writes those messages."""
+  template of the messages kept; /save writes those messages;
+- Ctrl-C (SIGINT) during a reply stops that reply, and the chat goes on to
+  answer the next line and exits 0 at the end of its input."""
 import importlib.util
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -130,6 +134,29 @@ def check_chat(rlvr, ckpt, tok, work, context, lines):
     return fails
 
 
+def check_interrupt(rlvr, ckpt):
+    p = subprocess.Popen([rlvr, "chat", "--checkpoint", ckpt, "--max-new", "400", "--seed", "2"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdin.write(b"Write a long story about a dragon who learns to read.\n")
+    p.stdin.flush()
+    got = b""
+    while len(got) < 40:  # the reply is streaming: interrupt it in the middle
+        chunk = os.read(p.stdout.fileno(), 4096)
+        if not chunk:
+            break
+        got += chunk
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(b"What is 2 + 2?\n", timeout=600)
+    out, err = (got + out).decode(errors="replace"), err.decode(errors="replace")
+    m = re.search(r"\((\d+) tokens, interrupted", err)
+    ok = p.returncode == 0 and m and int(m.group(1)) < 400 and len(out.strip().splitlines()) >= 2
+    print(f"{'ok  ' if ok else 'FAIL'} Ctrl-C during a reply: {m.group(0) if m else 'no interrupted line'}, "
+          f"then a reply to the next line {out.strip().splitlines()[-1]!r}, exit {p.returncode}")
+    if not ok:
+        print(f"     stdout {out!r}\n     stderr {err!r}")
+    return 0 if ok else 1
+
+
 def main():
     rlvr, ckpt, gguf_path, check_smollm2 = sys.argv[1:5]
     spec = importlib.util.spec_from_file_location("check_smollm2", check_smollm2)
@@ -143,6 +170,7 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         fails += check_chat(rlvr, ckpt, tok, work, 0, lines)
         fails += check_chat(rlvr, ckpt, tok, work, 100, lines)
+    fails += check_interrupt(rlvr, ckpt)
     return 1 if fails else 0
 
 
