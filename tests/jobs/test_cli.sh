@@ -20,6 +20,8 @@ check "unknown verb" 2 "$rlvr" bnch
 grep -q 'did you mean "bench"' /tmp/rlvr_cli_out.$$ || { echo "FAIL: did-you-mean"; fail=1; }
 check "bench without name" 2 "$rlvr" bench
 check "unknown bench" 2 "$rlvr" bench nothing
+check "unknown bench model" 2 "$rlvr" bench policy --model smollm2
+grep -q 'known: smollm2-135m, smollm2-135m-instruct' /tmp/rlvr_cli_out.$$ || { echo "FAIL: known models"; fail=1; }
 rm -f /tmp/rlvr_cli_out.$$
 [ $fail = 0 ] && echo "test_cli: all passed"
 exit $fail
