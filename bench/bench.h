@@ -6,14 +6,17 @@
 #ifndef RLVR_BENCH_BENCH_H
 #define RLVR_BENCH_BENCH_H
 
+#include "policy/model.h"
+
 #include <stdbool.h>
 
 typedef struct {
     bool quick;      /* smaller sizes, for CI and the quickstart */
     bool json_only;  /* no human table */
-    /* policy only: instead of the built-in sizes, one model at another size,
-     * named (rlvr_bench_policy_models) or with the configuration stored in a
-     * checkpoint; NULL = the built-in sizes */
+    /* policy only: instead of the built-in sizes, one model at another size:
+     * named (rlvr_bench_policy_models; random weights of that shape) or a
+     * checkpoint's (its configuration and its weights); NULL = the built-in
+     * sizes */
     const char *model;
     const char *checkpoint;
 } rlvr_bench_options;
@@ -27,6 +30,9 @@ typedef struct {
 int rlvr_bench_policy(const rlvr_bench_options *opt);
 /* The names `rlvr bench policy --model` takes, NULL-terminated. */
 extern const char *const rlvr_bench_policy_models[];
+/* The configuration `--model name` benches; RLVR_EINVAL listing the known
+ * names for any other name. */
+int rlvr_bench_policy_model_config(const char *name, rlvr_model_config *out);
 int rlvr_bench_io(const rlvr_bench_options *opt);
 int rlvr_bench_enclave(const rlvr_bench_options *opt);
 int rlvr_bench_harness(const rlvr_bench_options *opt);

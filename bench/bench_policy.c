@@ -17,6 +17,7 @@
 #include "bench/bench.h"
 #include "bench/roofline.h"
 #include "core/error.h"
+#include "core/hash.h"
 #include "core/rng.h"
 #include "core/sys.h"
 #include "io/checkpoint.h"
@@ -325,10 +326,11 @@ typedef struct {
 
 enum { HOLDER = GROUP }; /* slots 0..GROUP-1 decode, slot GROUP holds the prompt */
 
+/* d->m, when set, is the model to decode with (its configuration c). */
 static int decode_setup_new(decode_setup *d, const report *rep, const rlvr_model_config *c) {
     d->c = *c;
     d->new_tokens = rep->quick ? 16 : 64;
-    RLVR_TRY(rlvr_model_new(&d->m, &d->c));
+    if (!d->m) RLVR_TRY(rlvr_model_new(&d->m, &d->c));
     rlvr_sampler_config sc;
     rlvr_sampler_config_default(&sc);
     sc.kv_slots = GROUP + 1;
@@ -551,36 +553,92 @@ static int bench_small_generation(report *rep) {
 /* ---- one model at a pretrained model's size ---------------------------------- */
 
 /* `--model NAME`: the shapes of published checkpoints, randomly initialised
- * like the other benchmark models (the speed does not depend on the values).
- * smollm2-135m: SmolLM2-135M's config.json (Llama architecture, tied
- * embeddings, RMSNorm eps 1e-5). */
-const char *const rlvr_bench_policy_models[] = {"smollm2-135m", NULL};
-static const rlvr_model_config named_models[] = {
-    {.vocab = 49152, .d_model = 576, .n_layers = 30, .n_heads = 9, .n_kv_heads = 3, .d_ff = 1536,
-     .max_seq = 8192, .rope_theta = 100000.0f, .norm_eps = 1e-5f, .tie_embeddings = true, .init_seed = 1,
-     .init_std = 0.02f},
-};
+ * like the other benchmark models (no file is read; the speed does not
+ * depend on the values). smollm2-135m: SmolLM2-135M's config.json (Llama
+ * architecture, tied embeddings, RMSNorm eps 1e-5); smollm2-135m-instruct,
+ * the name scripts/fetch_smollm2.sh gives its import, has the same shape. */
+const char *const rlvr_bench_policy_models[] = {"smollm2-135m", "smollm2-135m-instruct", NULL};
+#define SMOLLM2_135M                                                                                            \
+    {.vocab = 49152, .d_model = 576, .n_layers = 30, .n_heads = 9, .n_kv_heads = 3, .d_ff = 1536,              \
+     .max_seq = 8192, .rope_theta = 100000.0f, .norm_eps = 1e-5f, .tie_embeddings = true, .init_seed = 1,       \
+     .init_std = 0.02f}
+static const rlvr_model_config named_models[] = {SMOLLM2_135M, SMOLLM2_135M};
 _Static_assert(sizeof named_models / sizeof named_models[0] + 1 ==
                    sizeof rlvr_bench_policy_models / sizeof rlvr_bench_policy_models[0],
                "one configuration per model name");
 
-/* The configuration of --model or --checkpoint, its context cut to what the
- * benchmark uses (the KV cache is sized by it). */
-static int model_size_config(rlvr_model_config *c, const rlvr_bench_options *opt) {
+int rlvr_bench_policy_model_config(const char *name, rlvr_model_config *out) {
+    for (int i = 0; rlvr_bench_policy_models[i]; i++)
+        if (strcmp(rlvr_bench_policy_models[i], name) == 0) {
+            *out = named_models[i];
+            return 0;
+        }
+    char known[256] = "";
+    for (int i = 0; rlvr_bench_policy_models[i]; i++)
+        snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "", rlvr_bench_policy_models[i]);
+    return RLVR_FAIL(RLVR_EINVAL, "unknown model \"%s\"; known: %s", name, known);
+}
+
+/* The model of --model (random weights) or --checkpoint (the file's
+ * weights), its context cut or stretched to the PROMPT + 128 positions the
+ * benchmark uses (the KV cache is sized by it; max_seq shapes no weight, so
+ * the checkpoint's parameters are copied into a model of that context).
+ * `weights` says which weights they are, for the policy_weights line. */
+static int model_size_model(rlvr_model **out, const rlvr_bench_options *opt, char *weights, size_t cap) {
+    *out = NULL;
+    rlvr_model_config c;
+    rlvr_model *stored = NULL, *m = NULL;
+    rlvr_checkpoint *ck = NULL;
+    int rc = 0;
     if (opt->model) {
-        int i = 0;
-        while (rlvr_bench_policy_models[i] && strcmp(rlvr_bench_policy_models[i], opt->model) != 0) i++;
-        if (!rlvr_bench_policy_models[i]) return RLVR_FAIL(RLVR_EINVAL, "bench policy: unknown model \"%s\"", opt->model);
-        *c = named_models[i];
+        RLVR_TRY(rlvr_bench_policy_model_config(opt->model, &c));
+        snprintf(weights, cap, "random (init_seed %llu): the shape of %s", (unsigned long long)c.init_seed,
+                 opt->model);
     } else {
-        rlvr_checkpoint *ck = NULL;
-        RLVR_TRY(rlvr_checkpoint_open(&ck, opt->checkpoint));
-        int rc = rlvr_checkpoint_model_config(ck, c);
-        rlvr_checkpoint_close(ck);
-        RLVR_TRY(rc);
+        rc = rlvr_checkpoint_open(&ck, opt->checkpoint);
+        if (rc == 0) rc = rlvr_checkpoint_load_model(ck, &stored);
+        if (rc < 0) goto cleanup;
+        c = *rlvr_model_config_of(stored);
+        snprintf(weights, cap, "checkpoint %s", opt->checkpoint);
     }
-    c->max_seq = PROMPT + 128;
-    return 0;
+    c.max_seq = PROMPT + 128;
+    rc = rlvr_model_new(&m, &c);
+    if (rc == 0 && stored) {
+        size_t n = rlvr_model_num_params(m);
+        if (n != rlvr_model_num_params(stored)) {
+            rc = RLVR_FAIL(RLVR_EFORMAT, "%s: %zu parameters at max_seq %d, %zu at the benchmark's %d",
+                           opt->checkpoint, rlvr_model_num_params(stored), rlvr_model_config_of(stored)->max_seq,
+                           n, c.max_seq);
+        } else {
+            memcpy(rlvr_model_params(m), rlvr_model_params_read(stored), n * sizeof(float));
+        }
+    }
+    if (rc == 0) {
+        *out = m;
+        m = NULL;
+    }
+cleanup:
+    rlvr_model_free(m);
+    rlvr_model_free(stored);
+    rlvr_checkpoint_close(ck);
+    return rc;
+}
+
+/* Which weights the model-size figures are of: the file's or random ones,
+ * with the FNV-1a of the parameters before any benchmark touches them (the
+ * train step updates them). */
+static void emit_weights(const report *rep, const rlvr_model *m, const char *weights) {
+    size_t n = rlvr_model_num_params(m);
+    uint64_t h = rlvr_fnv1a64(rlvr_model_params_read(m), n * sizeof(float));
+    printf("{\"bench\":\"policy_weights\",\"config\":\"");
+    for (const char *p = weights; *p; p++) { /* a file name may hold JSON's special characters */
+        if (*p == '"' || *p == '\\') putchar('\\');
+        if ((unsigned char)*p < 0x20) printf("\\u%04x", (unsigned char)*p);
+        else putchar(*p);
+    }
+    printf("\",\"params\":%zu,\"weights_fnv1a\":\"%016llx\",\"quick\":%s}\n", n, (unsigned long long)h,
+           rep->quick ? "true" : "false");
+    fflush(stdout);
 }
 
 /* One prompt's prefill into a fresh slot (best of the rounds), against the
@@ -610,17 +668,18 @@ static int bench_one_prefill(report *rep, decode_setup *d) {
 }
 
 /* Decode (batch 1 and a shared group), one prefill and one train step of the
- * --model or --checkpoint size, every figure against its roofline. One model
- * serves all three: the sampler is freed before the train step allocates
- * gradients and moments (four copies of the parameters). */
-static int bench_model_size(report *rep, const rlvr_bench_options *opt, int threads) {
-    rlvr_model_config c;
-    RLVR_TRY(model_size_config(&c, opt));
+ * --model or --checkpoint model, every figure against its roofline. One
+ * model serves all three: the sampler is freed before the train step
+ * allocates gradients and moments (four copies of the parameters). */
+static int bench_model_size(report *rep, const rlvr_bench_options *opt, int threads, char *weights, size_t cap) {
+    decode_setup d = {0};
+    RLVR_TRY(model_size_model(&d.m, opt, weights, cap));
+    const rlvr_model_config c = *rlvr_model_config_of(d.m);
     rep->vocab = c.vocab;
     rep->read_bytes = (size_t)weight_bytes(&c);
-    RLVR_TRY(roofline_measure(&rep->machine, rep->quick ? 0.3 : 1.0, rep->read_bytes));
-    decode_setup d = {0};
-    int rc = decode_setup_new(&d, rep, &c);
+    int rc = roofline_measure(&rep->machine, rep->quick ? 0.3 : 1.0, rep->read_bytes);
+    if (rc == 0) emit_weights(rep, d.m, weights);
+    if (rc == 0) rc = decode_setup_new(&d, rep, &c);
     if (rc == 0) rc = bench_decode(rep, &d);
     if (rc == 0) rc = bench_one_prefill(rep, &d);
     rlvr_sampler_free(d.s);
@@ -640,7 +699,8 @@ static int bench_model_size(report *rep, const rlvr_bench_options *opt, int thre
 
 /* ---- table ----------------------------------------------------------------- */
 
-static void print_table(const report *rep, int threads) {
+static void print_table(const report *rep, int threads, const char *weights) {
+    if (weights) printf("\nweights: %s", weights);
     printf("\npolicy benchmark (%d threads%s; ceiling = cblas_sgemm on the same shapes; roofline = tokens/s at "
            "the FMA peak %.1f GFLOP/s and read bandwidth %.1f GB/s measured in this run)\n",
            threads, rep->quick ? ", quick" : "", rep->machine.fma_peak_gflops, rep->machine.read_gbps);
@@ -662,8 +722,9 @@ int rlvr_bench_policy(const rlvr_bench_options *opt) {
     int threads = rlvr_threads_init(0);
     report rep = {.quick = opt->quick};
     if (opt->model || opt->checkpoint) {
-        int rc = bench_model_size(&rep, opt, threads);
-        if (rc == 0 && !opt->json_only) print_table(&rep, threads);
+        char weights[600];
+        int rc = bench_model_size(&rep, opt, threads, weights, sizeof weights);
+        if (rc == 0 && !opt->json_only) print_table(&rep, threads, weights);
         return rc;
     }
     RLVR_TRY(bench_vocab(&rep.vocab));
@@ -679,6 +740,6 @@ int rlvr_bench_policy(const rlvr_bench_options *opt) {
     rlvr_sampler_free(d.s);
     rlvr_model_free(d.m);
     if (rc == 0) rc = bench_small_generation(&rep);
-    if (rc == 0 && !opt->json_only) print_table(&rep, threads);
+    if (rc == 0 && !opt->json_only) print_table(&rep, threads, NULL);
     return rc;
 }

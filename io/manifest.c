@@ -1,9 +1,9 @@
 /* io/manifest.c — the run manifest (schema: docs/FORMATS.md, "Run manifest"). */
 #include "io/manifest.h"
+#include "core/buildinfo.h"
 #include "core/error.h"
 #include "io/h5util.h"
 
-#include <dlfcn.h>
 #include <git2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,9 +104,6 @@ done:
 }
 
 static void collect_git(rlvr_manifest *m) {
-    int major = 0, minor = 0, rev = 0;
-    git_libgit2_version(&major, &minor, &rev);
-    snprintf(m->libgit2_version, sizeof m->libgit2_version, "%d.%d.%d", major, minor, rev);
     snprintf(m->git_source, sizeof m->git_source, "build");
     snprintf(m->git_commit, sizeof m->git_commit, "%s", RLVR_BUILD_GIT_COMMIT);
     m->git_dirty = RLVR_BUILD_GIT_DIRTY;
@@ -148,32 +145,17 @@ static void collect_cpu_model(rlvr_manifest *m) {
     fclose(f);
 }
 
+/* The library versions and the compiler as `rlvr --version` shows them
+ * (core/buildinfo.h). */
 static void collect_versions(rlvr_manifest *m) {
     collect_cpu_model(m);
-    unsigned maj = 0, min = 0, rel = 0;
-    H5get_libversion(&maj, &min, &rel);
-    snprintf(m->hdf5_version, sizeof m->hdf5_version, "%u.%u.%u", maj, min, rel);
-    /* MPI-3 allows this before MPI_Init and after MPI_Finalize */
-    char mpi[MPI_MAX_LIBRARY_VERSION_STRING] = "";
-    int len = 0;
-    if (MPI_Get_library_version(mpi, &len) == MPI_SUCCESS) {
-        mpi[strcspn(mpi, "\n,")] = '\0';
-        snprintf(m->mpi_version, sizeof m->mpi_version, "%s", mpi);
-    } else {
-        snprintf(m->mpi_version, sizeof m->mpi_version, "unknown");
-    }
-    /* OpenBLAS when it is the BLAS linked in (looked up, not linked: the
-     * reference BLAS has no such symbol) */
-    char *(*openblas_config)(void) = (char *(*)(void))dlsym(RTLD_DEFAULT, "openblas_get_config");
-    snprintf(m->openblas_version, sizeof m->openblas_version, "%s",
-             openblas_config ? openblas_config() : "not OpenBLAS (or not loaded)");
-#if defined(__clang__)
-    snprintf(m->compiler, sizeof m->compiler, "clang %s", __clang_version__);
-#elif defined(__GNUC__)
-    snprintf(m->compiler, sizeof m->compiler, "gcc %s", __VERSION__);
-#else
-    snprintf(m->compiler, sizeof m->compiler, "unknown");
-#endif
+    rlvr_buildinfo b;
+    rlvr_buildinfo_get(&b);
+    snprintf(m->hdf5_version, sizeof m->hdf5_version, "%s", b.hdf5);
+    snprintf(m->mpi_version, sizeof m->mpi_version, "%s", b.mpi);
+    snprintf(m->openblas_version, sizeof m->openblas_version, "%s", b.blas);
+    snprintf(m->compiler, sizeof m->compiler, "%s", b.compiler);
+    snprintf(m->libgit2_version, sizeof m->libgit2_version, "%s", b.libgit2);
 }
 
 static int collect_slurm(rlvr_manifest *m) {

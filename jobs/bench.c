@@ -1,5 +1,6 @@
 /* jobs/bench.c — `rlvr bench WHAT`: dispatches to the benchmarks in bench/. */
 #include "bench/bench.h"
+#include "core/error.h"
 #include "jobs/args.h"
 #include "jobs/commands.h"
 
@@ -12,16 +13,6 @@ static void usage(FILE *out) {
                  "       rlvr bench policy [--quick] [--json] (--model NAME | --checkpoint FILE)\n  WHAT: ");
     for (const rlvr_bench *b = rlvr_benches; b->name; b++) fprintf(out, "%s ", b->name);
     fprintf(out, "\n");
-}
-
-/* Whether `rlvr bench policy --model` knows the name (else lists the names). */
-static bool known_model(const char *name) {
-    for (const char *const *m = rlvr_bench_policy_models; *m; m++)
-        if (strcmp(*m, name) == 0) return true;
-    fprintf(stderr, "rlvr bench policy: unknown model \"%s\"; known:", name);
-    for (const char *const *m = rlvr_bench_policy_models; *m; m++) fprintf(stderr, " %s", *m);
-    fprintf(stderr, "\n");
-    return false;
 }
 
 int rlvr_cmd_bench(int argc, char **argv) {
@@ -48,7 +39,9 @@ int rlvr_cmd_bench(int argc, char **argv) {
         return rlvr_args_error(verb, usage, "--model and --checkpoint are options of rlvr bench policy");
     if (opt.model && opt.checkpoint)
         return rlvr_args_error(verb, usage, "--model and --checkpoint exclude each other");
-    if (opt.model && !known_model(opt.model)) return RLVR_EXIT_USAGE;
+    rlvr_model_config named;
+    if (opt.model && rlvr_bench_policy_model_config(opt.model, &named) < 0)
+        return rlvr_args_error(verb, usage, "%s", rlvr_error_last());
     int rc = b->run(&opt);
     return rc < 0 ? rlvr_cmd_fail(verb, rc) : RLVR_EXIT_OK;
 }

@@ -1,4 +1,5 @@
 /* jobs/main.c — the `rlvr` command: finds the verb and runs it. */
+#include "core/buildinfo.h"
 #include "core/config.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -101,7 +102,11 @@ int main(int argc, char **argv) {
         return argc < 2 ? RLVR_EXIT_USAGE : RLVR_EXIT_OK;
     }
     if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
-        printf("rlvr %s\n", RLVR_VERSION);
+        rlvr_buildinfo b;
+        char text[2048];
+        rlvr_buildinfo_get(&b);
+        rlvr_buildinfo_format(&b, text, sizeof text);
+        fputs(text, stdout);
         return RLVR_EXIT_OK;
     }
     for (const rlvr_command *c = rlvr_commands; c->name; c++)

@@ -22,7 +22,9 @@ REQUIRED = {"bench": str, "config": str, "tokens_per_s": float, "gflops": float,
             "ceiling_gflops": float, "ratio": float}
 MACHINE = {"bench": str, "config": str, "fma_peak_gflops": float, "read_gbps": float}
 BENCHES = {"policy_machine": 1, "policy_train_step": 2, "policy_decode": 4, "policy_group_prefill": 2, "policy_prefill": 1}
-MODEL_BENCHES = {"policy_machine": 1, "policy_train_step": 1, "policy_decode": 2, "policy_prefill": 1}
+WEIGHTS = {"bench": str, "config": str, "params": float, "weights_fnv1a": str}
+MODEL_BENCHES = {"policy_weights": 1, "policy_machine": 1, "policy_train_step": 1, "policy_decode": 2,
+                 "policy_prefill": 1}
 
 
 def check_line(n, line, failures):
@@ -34,7 +36,7 @@ def check_line(n, line, failures):
     if not isinstance(obj, dict):
         failures.append(f"line {n}: not a JSON object")
         return None
-    required = MACHINE if obj.get("bench") == "policy_machine" else REQUIRED
+    required = {"policy_machine": MACHINE, "policy_weights": WEIGHTS}.get(obj.get("bench"), REQUIRED)
     for key, kind in required.items():
         if key not in obj:
             failures.append(f"line {n}: field {key!r} missing")
@@ -91,7 +93,9 @@ def main():
             seen[obj["bench"]] = seen.get(obj["bench"], 0) + 1
             if obj["bench"] == "policy_decode" and "roofline_tokens_per_s" in obj:
                 big_decode.append(obj)
-            if model and obj["bench"] != "policy_machine":
+            if model and obj["bench"] == "policy_weights" and not obj.get("config", "").startswith("random"):
+                failures.append(f"line {n}: --model benches random weights, the line says {obj.get('config')!r}")
+            if model and obj["bench"] not in ("policy_machine", "policy_weights"):
                 check_roofline_ratio(n, obj, failures)
             if obj["bench"] in ("policy_decode", "policy_group_prefill") and "shared" in obj.get("config", "") \
                     and "unshared" not in obj["config"] and not obj.get("speedup", 0) > 0:

@@ -1,25 +1,35 @@
 /* tests/policy/test_bench_policy_model.c — `rlvr bench policy --checkpoint`
- * and `--model`: the model-size mode takes its shapes from a checkpoint (a
- * tiny one written here, so the test stays fast) and prints the machine
+ * and `--model`: the model-size mode benches a checkpoint's own weights (a
+ * tiny checkpoint written here, so the test stays fast, with weights no
+ * random initialisation gives: its policy_weights line must carry their
+ * FNV-1a, computed here from the model written) and prints the machine
  * line, two decode lines, one prefill and one train step, each with a
- * roofline; an unknown name or a missing file is an error, not an exit.
- * Speed is not judged: no wall-clock limits in tests. */
+ * roofline; both names of SmolLM2-135M are known, an unknown name (listing
+ * the known ones) or a missing file is an error, not an exit. Speed is not
+ * judged: no wall-clock limits in tests. */
 #include "test.h"
 
 #include "bench/bench.h"
+#include "core/hash.h"
 #include "io/checkpoint.h"
 #include "policy/model.h"
 
 #include <stdlib.h>
 #include <unistd.h>
 
-/* Writes a checkpoint of a small model into dir; its path into path. */
-static int write_checkpoint(const char *dir, char *path, size_t cap) {
+/* Writes a checkpoint of a small model into dir; its path into path, the
+ * FNV-1a of its parameters into hash. */
+static int write_checkpoint(const char *dir, char *path, size_t cap, uint64_t *hash) {
     rlvr_model_config c = {.vocab = 320, .d_model = 64, .n_layers = 2, .n_heads = 2, .n_kv_heads = 1,
                            .d_ff = 176, .max_seq = 64, .rope_theta = 10000.0f, .norm_eps = 1e-5f,
                            .tie_embeddings = true, .init_seed = 3, .init_std = 0.02f};
     rlvr_model *m = NULL;
     RLVR_TRY(rlvr_model_new(&m, &c));
+    /* not what init_seed gives: a bench of random weights of this shape would differ */
+    float *p = rlvr_model_params(m);
+    size_t n = rlvr_model_num_params(m);
+    for (size_t i = 0; i < n; i++) p[i] = p[i] * 1.5f + 1e-3f * (float)(i % 7);
+    *hash = rlvr_fnv1a64(p, n * sizeof(float));
     rlvr_checkpoint_options opt = RLVR_CHECKPOINT_OPTIONS_INIT;
     opt.fsync = false;
     rlvr_checkpoint_writer *w = NULL;
@@ -57,7 +67,8 @@ static int count_lines(const char *path, const char *a, const char *b) {
 int main(void) {
     char dir[] = "/tmp/rlvr_bench_model_XXXXXX", path[512], out[600];
     CHECK(mkdtemp(dir) != NULL);
-    CHECK_OK(write_checkpoint(dir, path, sizeof path));
+    uint64_t hash = 0;
+    CHECK_OK(write_checkpoint(dir, path, sizeof path, &hash));
     snprintf(out, sizeof out, "%s/bench.jsonl", dir);
 
     rlvr_bench_options opt = {.quick = true, .json_only = true, .checkpoint = path};
@@ -68,7 +79,19 @@ int main(void) {
     CHECK(count_lines(out, "batch=16 shared", "roofline_speedup") == 1);
     CHECK(count_lines(out, "\"bench\":\"policy_prefill\"", "roofline_ratio") == 1);
     CHECK(count_lines(out, "\"bench\":\"policy_train_step\"", "roofline_ratio") == 1);
-    CHECK(count_lines(out, "\"bench\":", NULL) == 5);
+    char want[64];
+    snprintf(want, sizeof want, "\"weights_fnv1a\":\"%016llx\"", (unsigned long long)hash);
+    CHECK(count_lines(out, "\"bench\":\"policy_weights\"", want) == 1);
+    CHECK(count_lines(out, "\"bench\":\"policy_weights\"", path) == 1);
+    CHECK(count_lines(out, "\"bench\":", NULL) == 6);
+
+    /* the names scripts/fetch_smollm2.sh gives and the short one: one shape */
+    rlvr_model_config a, b;
+    CHECK_OK(rlvr_bench_policy_model_config("smollm2-135m", &a));
+    CHECK_OK(rlvr_bench_policy_model_config("smollm2-135m-instruct", &b));
+    CHECK(a.d_model == 576 && b.d_model == 576 && a.n_layers == 30 && b.vocab == 49152);
+    CHECK(rlvr_bench_policy_model_config("smollm2", &a) == RLVR_EINVAL);
+    CHECK(strstr(rlvr_error_last(), "smollm2-135m-instruct") != NULL);
 
     rlvr_bench_options unknown = {.quick = true, .json_only = true, .model = "no-such-model"};
     CHECK(run_to_file(&unknown, out) == RLVR_EINVAL);
