@@ -81,6 +81,11 @@ void rlvr_sampler_config_default(rlvr_sampler_config *c) {
     c->top_p = 1.0f;
 }
 
+bool rlvr_sampler_exact(const rlvr_sampler_config *c) {
+    (void)c; /* the sampler's float32 kernels are the training forward's (docs/POLICY.md "One forward") */
+    return true;
+}
+
 int rlvr_sampler_config_from(rlvr_sampler_config *out, const rlvr_config *cfg) {
     RLVR_TRY(rlvr_config_fill(cfg, rlvr_sampler_config_keys, "sampler", out));
     out->version = RLVR_SAMPLER_CONFIG_VERSION;

@@ -66,6 +66,7 @@
 #include "core/config.h"
 #include "policy/model.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define RLVR_SAMPLER_CONFIG_VERSION 1
@@ -106,6 +107,11 @@ typedef struct rlvr_sampler rlvr_sampler;
 
 /* [sampler] keys for core/config.h (NULL-terminated). */
 extern const rlvr_config_key rlvr_sampler_config_keys[];
+
+/* True when the sampler computes exactly what the training forward does,
+ * so a sampled token's recorded log-prob is the trainer's own (the
+ * trainer then needs no correction for a mismatch between the two). */
+bool rlvr_sampler_exact(const rlvr_sampler_config *c);
 
 /* Fills *out from a loaded configuration; the seed is left as it was (it
  * belongs to [run]). */
