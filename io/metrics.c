@@ -64,6 +64,10 @@ static const struct {
     [RLVR_METRIC_MC_FORK_S] = {STEPS_PREFIX "mc_fork_s", "wall seconds of running, verifying and scoring forks"},
     [RLVR_METRIC_ADVANTAGE_TOKEN_STD] = {STEPS_PREFIX "advantage_token_std",
                                          "standard deviation of the advantage over the step's trained policy tokens"},
+    [RLVR_METRIC_LOGPROB_DIFF_MEAN] = {STEPS_PREFIX "logprob_diff_mean",
+                                       "mean |sampler - trainer log-prob| over the batch's policy tokens"},
+    [RLVR_METRIC_IS_CAPPED] = {STEPS_PREFIX "is_capped",
+                               "share of policy tokens whose importance weight reached [grpo] is_cap"},
 };
 
 #define METRICS_CHUNK_ROWS 512

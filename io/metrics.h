@@ -66,6 +66,8 @@ typedef enum {
     RLVR_METRIC_MC_NONZERO_TURNS,  /* share of the trained rollouts' turns with Â ≠ 0 */
     RLVR_METRIC_MC_FORK_S,         /* wall seconds of forking: runs, verification and scoring of the forks */
     RLVR_METRIC_ADVANTAGE_TOKEN_STD, /* standard deviation of the advantage over the trained policy tokens */
+    RLVR_METRIC_LOGPROB_DIFF_MEAN, /* mean |sampler − trainer log-prob| over the batch's policy tokens */
+    RLVR_METRIC_IS_CAPPED,         /* share of policy tokens whose importance weight reached [grpo] is_cap */
     RLVR_METRIC_COUNT
 } rlvr_metric;
 

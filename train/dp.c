@@ -227,7 +227,7 @@ static int dp_share(void *ctx, const rlvr_update_batch *b) {
 }
 
 /* Stats summed over trainer ranks in rank order (max for the log-prob gap). */
-#define DP_STATS 7
+#define DP_STATS 8
 
 static int dp_reduce(void *ctx, rlvr_model *model, step_stats *s) {
     rlvr_dist_dp *ps = ctx;
@@ -235,7 +235,7 @@ static int dp_reduce(void *ctx, rlvr_model *model, step_stats *s) {
     int P = d->roles.role_size;
     RLVR_TRY(rlvr_mpi_sum_ordered(d->roles.role_comm, rlvr_model_grads(model), rlvr_model_num_params(model), 0));
     double mine[DP_STATS] = {s->loss, s->entropy_sum, (double)s->tokens, (double)s->clipped,
-                             (double)s->truncated_is, s->logprob_diff_max, s->kl_sum};
+                             (double)s->truncated_is, s->logprob_diff_max, s->kl_sum, s->logprob_diff_sum};
     double *all = malloc((size_t)P * DP_STATS * sizeof *all);
     if (!all) return RLVR_FAIL(RLVR_ENOMEM, "out of memory");
     int rc = MPI_Allgather(mine, DP_STATS, MPI_DOUBLE, all, DP_STATS, MPI_DOUBLE, d->roles.role_comm);
@@ -250,6 +250,7 @@ static int dp_reduce(void *ctx, rlvr_model *model, step_stats *s) {
     free(all);
     s->loss = sum[0], s->entropy_sum = sum[1], s->tokens = (int64_t)sum[2], s->clipped = (int64_t)sum[3];
     s->truncated_is = (int64_t)sum[4], s->logprob_diff_max = sum[5], s->kl_sum = sum[6];
+    s->logprob_diff_sum = sum[7];
     return 0;
 }
 

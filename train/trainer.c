@@ -96,6 +96,15 @@ struct rlvr_trainer {
     bool resumed_reference;            /* restore() read the checkpoint's reference/hash and path */
     uint64_t resumed_hash;
     char resumed_path[RLVR_IO_PATH_CAP];
+    /* A sampler that is not exact ([sampler] weights other than f32): the
+     * objective's decoupled mode with the trainer's own log-probs at the
+     * start of the step as π_prox (kept from the first pass for the later
+     * ones), so each token's loss carries the truncated importance weight
+     * min(π_prox / π_sample, [grpo] is_cap) (docs/RL.md "Sampler mismatch") */
+    bool correct_mismatch;
+    int pass;        /* the pass of rlvr_trainer_apply under way */
+    double **prox;   /* (update's n) each rollout's π_prox per token, filled by pass 0 */
+    int n_prox;
 };
 
 /* One group of a step. */
@@ -462,9 +471,26 @@ static int64_t epoch_adamw(const rlvr_trainer *t, int64_t step, int pass, rlvr_a
     return (step - 1) * mu + pass + 1;
 }
 
+/* The mismatch correction's π_prox store for an update of n rollouts. */
+static int prox_begin(rlvr_trainer *t, int n) {
+    if (!t->correct_mismatch) return 0;
+    t->prox = calloc((size_t)(n > 0 ? n : 1), sizeof *t->prox);
+    if (!t->prox) return RLVR_FAIL(RLVR_ENOMEM, "out of memory for the proximal log-probs of %d rollouts", n);
+    t->n_prox = n;
+    return 0;
+}
+
+static void prox_end(rlvr_trainer *t) {
+    for (int i = 0; i < t->n_prox; i++) free(t->prox[i]);
+    free(t->prox);
+    t->prox = NULL;
+    t->n_prox = 0;
+}
+
 /* One pass: gradient of the objective on [lo, hi), reduced over trainer ranks, and an AdamW step. */
 static int apply_pass(rlvr_trainer *t, const rlvr_update_batch *b, int lo, int hi, int pass, step_stats *s) {
     int idx[MICRO_SEQS];
+    t->pass = pass;
     RLVR_TRY(rlvr_model_zero_grad(t->model));
     for (int at = lo; at < hi; at += MICRO_SEQS) {
         int m = hi - at < MICRO_SEQS ? hi - at : MICRO_SEQS;
@@ -492,14 +518,31 @@ int rlvr_trainer_apply(rlvr_trainer *t, const rlvr_update_batch *b, step_stats *
     /* the first pass is on-policy: its loss, entropy, KL, gradient norm and
      * sampler-trainer log-prob gap are the step's; the clip counts are the
      * last pass's, where the policy has moved furthest from the sampler */
-    RLVR_TRY(apply_pass(t, b, lo, hi, 0, s));
-    for (int pass = 1; pass < t->run->rl.grpo.epochs; pass++) {
+    RLVR_TRY(prox_begin(t, b->n));
+    int rc = apply_pass(t, b, lo, hi, 0, s);
+    for (int pass = 1; rc == 0 && pass < t->run->rl.grpo.epochs; pass++) {
         step_stats later = {0};
-        RLVR_TRY(apply_pass(t, b, lo, hi, pass, &later));
+        rc = apply_pass(t, b, lo, hi, pass, &later);
         s->clipped = later.clipped, s->truncated_is = later.truncated_is, s->lr = later.lr;
     }
+    prox_end(t);
+    RLVR_TRY(rc);
     if (t->dp.check) RLVR_TRY(t->dp.check(t->dp.ctx, t->model, b->step));
     s->train_wall = rlvr_now() - t0;
+    return 0;
+}
+
+/* π_prox of rollout `job`'s n tokens into out: the first pass's own
+ * log-probs `lp` (kept for the later passes), a later pass's the kept ones. */
+static int proximal_logprobs(rlvr_trainer *t, int job, const double *lp, int32_t n, double *out) {
+    if (job < 0 || job >= t->n_prox) return RLVR_FAIL(RLVR_EINVAL, "rollout %d outside the update's %d", job, t->n_prox);
+    if (t->pass == 0 || !t->prox[job]) {
+        free(t->prox[job]);
+        t->prox[job] = malloc((size_t)(n > 0 ? n : 1) * sizeof **t->prox);
+        if (!t->prox[job]) return RLVR_FAIL(RLVR_ENOMEM, "out of memory for the proximal log-probs");
+        memcpy(t->prox[job], lp, (size_t)n * sizeof *lp);
+    }
+    memcpy(out, t->prox[job], (size_t)n * sizeof *out);
     return 0;
 }
 
@@ -528,7 +571,10 @@ int rlvr_train_micro(rlvr_trainer *t, const rlvr_update_batch *b, const int *job
     double *ent = malloc((size_t)T * sizeof *ent), *dl = malloc((size_t)T * sizeof *dl);
     double *de = malloc((size_t)T * sizeof *de), *adv = malloc((size_t)n * sizeof *adv);
     double *tadv = b->tok_adv ? malloc((size_t)T * sizeof *tadv) : NULL;
-    rc = lp && lps && ent && dl && de && adv && (tadv || !b->tok_adv) ? 0 : RLVR_FAIL(RLVR_ENOMEM, "out of memory");
+    double *lprox = t->correct_mismatch ? malloc((size_t)T * sizeof *lprox) : NULL;
+    rc = lp && lps && ent && dl && de && adv && (tadv || !b->tok_adv) && (lprox || !t->correct_mismatch)
+             ? 0
+             : RLVR_FAIL(RLVR_ENOMEM, "out of memory");
     for (int sq = 0; rc == 0 && sq < n; sq++) {
         adv[sq] = b->adv[job[sq]];
         for (int32_t k = 0; k < recs[sq]->n_tokens; k++) {
@@ -538,13 +584,15 @@ int rlvr_train_micro(rlvr_trainer *t, const rlvr_update_batch *b, const int *job
             if (p->policy[at]) {
                 double d = fabs(lp[at] - lps[at]);
                 if (d > s->logprob_diff_max) s->logprob_diff_max = d;
+                s->logprob_diff_sum += d;
             }
         }
+        if (lprox) rc = proximal_logprobs(t, job[sq], lp + p->offsets[sq], recs[sq]->n_tokens, lprox + p->offsets[sq]);
     }
     rlvr_objective_stats st;
     rlvr_objective_input in = {.n_seqs = p->n_seqs, .offsets = p->offsets, .mask = p->policy, .logp = lp,
-                               .logp_sample = lps, .logp_ref = lref, .entropy = ent, .advantage = adv,
-                               .token_advantage = tadv};
+                               .logp_sample = lps, .logp_prox = lprox, .logp_ref = lref, .entropy = ent,
+                               .advantage = adv, .token_advantage = tadv};
     if (rc == 0) rc = rlvr_rl_objective(dl, de, &st, &in, opt);
     if (rc == 0) {
         for (int64_t k = 0; k < T; k++) p->dlogp[k] = (float)dl[k], p->dentropy[k] = (float)de[k];
@@ -556,7 +604,7 @@ int rlvr_train_micro(rlvr_trainer *t, const rlvr_update_batch *b, const int *job
         s->tokens += st.tokens;
         s->kl_sum += st.kl_sum;
     }
-    free(lp), free(lps), free(ent), free(dl), free(de), free(adv), free(lref), free(tadv);
+    free(lp), free(lps), free(ent), free(dl), free(de), free(adv), free(lref), free(tadv), free(lprox);
     return rc;
 }
 
@@ -691,6 +739,8 @@ static void fill_row(const rlvr_trainer *t, const step_batch *b, const step_stat
     v[RLVR_METRIC_TOKENS_PER_S] = s->generate_wall > 0 ? len / s->generate_wall : 0;
     v[RLVR_METRIC_REPETITION_STOPS] = rep;
     v[RLVR_METRIC_LOGPROB_DIFF_MAX] = s->logprob_diff_max;
+    v[RLVR_METRIC_LOGPROB_DIFF_MEAN] = s->tokens ? s->logprob_diff_sum / (double)s->tokens : 0;
+    v[RLVR_METRIC_IS_CAPPED] = s->tokens ? (double)s->truncated_is / (double)s->tokens : 0;
     v[RLVR_METRIC_ROLLOUTS_PER_S] = s->wall > 0 ? n / s->wall : 0;
     v[RLVR_METRIC_IDLE_S] = fmax(0, s->wall - s->generate_wall - s->verify_wall - s->train_wall);
     v[RLVR_METRIC_DRAW_ROUNDS] = ds->rounds;
@@ -712,14 +762,18 @@ static void fill_row(const rlvr_trainer *t, const step_batch *b, const step_stat
 
 static void progress_line(const rlvr_trainer *t, const rlvr_metrics_row *row, double eta) {
     const double *v = row->value;
+    char mismatch[64] = ""; /* an inexact sampler: the mean gap and the share its weight capped */
+    if (t->correct_mismatch)
+        snprintf(mismatch, sizeof mismatch, " (mean %.1e, capped %.3f)", v[RLVR_METRIC_LOGPROB_DIFF_MEAN],
+                 v[RLVR_METRIC_IS_CAPPED]);
     rlvr_progress("train step %lld/%lld  reward %.3f  pass %.3f  groups %.0f (zero-var %.0f, rounds %.0f)  H %.3f  "
-                  "len %.0f  trunc %.2f  rep %.0f  malf %.0f  infra %.0f  clip %.3f  grad %.2f  |Δlogp| %.1e  %.2f rollouts/s  "
+                  "len %.0f  trunc %.2f  rep %.0f  malf %.0f  infra %.0f  clip %.3f  grad %.2f  |Δlogp| %.1e%s  %.2f rollouts/s  "
                   "wall: gen %.1fs verify %.1fs train %.1fs idle %.1fs  eta %.0f s",
                   (long long)t->step, (long long)t->run->train.steps, v[RLVR_METRIC_REWARD_MEAN], v[RLVR_METRIC_PASS_RATE],
                   v[RLVR_METRIC_GROUPS], v[RLVR_METRIC_GROUPS_ZERO_VAR], v[RLVR_METRIC_DRAW_ROUNDS], v[RLVR_METRIC_ENTROPY],
                   v[RLVR_METRIC_POLICY_TOKENS], v[RLVR_METRIC_TRUNCATED], v[RLVR_METRIC_REPETITION_STOPS],
                   v[RLVR_METRIC_MALFORMED_STOPS], v[RLVR_METRIC_INFRA_ERRORS], v[RLVR_METRIC_CLIP_FRACTION], v[RLVR_METRIC_GRAD_NORM],
-                  v[RLVR_METRIC_LOGPROB_DIFF_MAX], v[RLVR_METRIC_ROLLOUTS_PER_S], t->last.generate_wall,
+                  v[RLVR_METRIC_LOGPROB_DIFF_MAX], mismatch, v[RLVR_METRIC_ROLLOUTS_PER_S], t->last.generate_wall,
                   t->last.verify_wall, t->last.train_wall, v[RLVR_METRIC_IDLE_S], eta);
     if (t->run->rl.credit.mc)
         rlvr_progress("train step %lld credit: branch points %.0f  forks %.0f  fork tokens %.2fx  V̂ sd %.3f  "
@@ -834,6 +888,7 @@ static int load_reference(rlvr_trainer *t, const char *resumed) {
 static int trainer_init(rlvr_trainer *t, rlvr_run *r, bool resume) {
     t->run = r;
     t->dp.size = 1;
+    t->correct_mismatch = !rlvr_sampler_exact(&r->sampler);
     t->layout[0] = 1; /* one process plays every role */
     RLVR_TRY(rlvr_run_pool(r, true));
     RLVR_TRY(rlvr_rl_difficulty_new(&t->difficulty, r->n_split[RLVR_SPLIT_TRAIN], &r->rl.difficulty));
@@ -1000,6 +1055,7 @@ int rlvr_trainer_new_replica(rlvr_trainer **out, rlvr_run *r, rlvr_model *model)
     t->run = r;
     t->model = model;
     t->dp.size = 1;
+    t->correct_mismatch = !rlvr_sampler_exact(&r->sampler);
     int rc = rlvr_model_alloc_optim_state(model);
     /* the reference's weights come from the leader (train/dp.c rlvr_dist_dp_bcast_state) */
     if (rc == 0 && r->rl.grpo.objective.kl_beta > 0) rc = rlvr_run_new_model(r, &t->reference);

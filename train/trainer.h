@@ -20,6 +20,7 @@ typedef struct {
     int rollouts, groups_zero_var, infra;
     int64_t policy_tokens, tokens, clipped, truncated_is;
     double loss, entropy_sum, kl_sum, grad_norm, lr, logprob_diff_max;
+    double logprob_diff_sum; /* Σ |sampler − trainer log-prob| over the first pass's policy tokens */
     double generate_wall, verify_wall, train_wall, wall;
     /* bounded-async mode: admitted groups' rollouts by Δv, and rollouts the
      * admission gate dropped (Δv > Δv_max) */
