@@ -29,6 +29,7 @@ struct carrier {
     char *blob;
     size_t len;
     int puts, requests;
+    int busy; /* the thread is between a connection's accept and its close (atomic) */
     unsigned facts[4096];
     int n_facts;
 };
@@ -107,13 +108,29 @@ static void *carrier_main(void *arg) {
         if (poll(p, 2, -1) < 0 && errno != EINTR) break;
         if (p[1].revents) break;
         if (!p[0].revents) continue;
+        /* busy before the accept: while a connection waits the listening
+         * socket is readable, after it the flag says so (carrier_settle) */
+        __atomic_store_n(&c->busy, 1, __ATOMIC_SEQ_CST);
         int fd = accept4(c->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-        if (fd < 0) continue;
-        serve_one(c, fd);
-        close(fd);
+        if (fd >= 0) {
+            serve_one(c, fd);
+            close(fd);
+        }
+        __atomic_store_n(&c->busy, 0, __ATOMIC_SEQ_CST);
     }
     return NULL;
 }
+
+void carrier_settle(const carrier *c) {
+    for (int waited_ms = 0; waited_ms < 5000; waited_ms += 5) {
+        struct pollfd p = {.fd = c->listen_fd, .events = POLLIN};
+        bool queued = poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
+        if (!queued && !__atomic_load_n(&c->busy, __ATOMIC_SEQ_CST)) return;
+        usleep(5000);
+    }
+}
+
+void carrier_settle_hook(void *c) { carrier_settle(c); }
 
 int carrier_start(carrier **out, const char *parent) {
     *out = NULL;

@@ -33,6 +33,12 @@ const char *carrier_socket(const carrier *c);
 int carrier_puts(const carrier *c);
 int carrier_facts(const carrier *c);
 int carrier_requests(const carrier *c);
+/* Waits (up to 5 s) until no connection is queued or being served: a
+ * sandbox's connection the thread is still closing would otherwise count
+ * as the test process's own descriptor. The `void *` form is
+ * redteam_target.settle's. */
+void carrier_settle(const carrier *c);
+void carrier_settle_hook(void *c);
 /* Stops the thread and removes the directory. */
 void carrier_stop(carrier *c);
 

@@ -114,6 +114,7 @@ static uint64_t judge_stamp(const char *scratch) {
 }
 
 static host_state snapshot_host(const redteam_target *t) {
+    if (t->settle) t->settle(t->settle_ctx);
     host_state s = {0};
     CHECK_OK(rlvr_fs_hash_tree(t->files, &s.files));
     CHECK_OK(rlvr_fs_hash_tree(rlvr_verify_task_tree(t->task), &s.snapshot));

@@ -55,6 +55,11 @@ typedef struct {
     rlvr_sandbox_host *host;
     const char *files;  /* host directory with the task's repository and hidden tests (hashed) */
     const char *canary; /* host file the exploits aim at by absolute path: stays "canary\n" */
+    /* optional: waits until a helper of the test outside the enclave (a
+     * control's carrier) has closed what a run's processes opened to it,
+     * before the host's descriptors are counted */
+    void (*settle)(void *ctx);
+    void *settle_ctx;
 } redteam_target;
 
 /* What a case must come to. */

@@ -287,7 +287,8 @@ static void attack(rlvr_sandbox_host *host, const redteam_dirs *dirs, const char
     printf("task %s: %zu + %zu tests, judge mode, one pooled enclave, network %s\n", jt.task->id,
            jt.task->fail_to_pass.n, jt.task->pass_to_pass.n, loopback ? "loopback" : "none");
     carry_env e = {.jt = &jt, .channels = channels, .scratch = dirs->scratch, .seed = loopback ? 8000 : 7000,
-                   .target = {.task = jt.vt, .host = host, .files = dirs->files, .canary = dirs->canary}};
+                   .target = {.task = jt.vt, .host = host, .files = dirs->files, .canary = dirs->canary,
+                              .settle = memory ? carrier_settle_hook : NULL, .settle_ctx = (void *)memory}};
     bool inet = inet_allowed(&e);
     CHECK_MSG(inet == loopback, "inet sockets %s in a task with network %s", inet ? "allowed" : "refused",
               loopback ? "loopback" : "none");

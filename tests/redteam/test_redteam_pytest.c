@@ -339,7 +339,8 @@ int main(int argc, char **argv) {
     CHECK_OK(make_pyc(d.scratch));
     CHECK_OK(ptask_new(&p, host, d.files));
     if (p.strict && p.weak) {
-        redteam_target strict = {p.strict, host, d.files, d.canary}, weak = {p.weak, host, d.files, d.canary};
+        redteam_target strict = {.task = p.strict, .host = host, .files = d.files, .canary = d.canary},
+                       weak = {.task = p.weak, .host = host, .files = d.files, .canary = d.canary};
         /* the baselines: the bug fails on both, the fix passes on both */
         const fixture_edit fix = {EDIT_WRITE, "calc.py", fixed, 0, 0};
         char *patch = NULL;
