@@ -95,6 +95,15 @@ static void pack_bf16(uint8_t *panel, const float *weight, int C, int width) {
     }
 }
 
+/* roundf(y) for |y| < 2^23 (halves away from zero) without a libm call:
+ * the fraction |y| − trunc|y| is exact there. */
+static inline int round_away(float y) {
+    float a = fabsf(y);
+    int q = (int)a;
+    q += a - (float)q >= 0.5f;
+    return y < 0.0f ? -q : q;
+}
+
 static void pack_q8(uint8_t *panel, const float *weight, int C, int width) {
     int nb = blocks_of(C);
     for (int j = 0; j < width; j++) {
@@ -106,7 +115,7 @@ static void pack_q8(uint8_t *panel, const float *weight, int C, int width) {
             for (int t = 0; t < n; t++) amax = fabsf(row[k0 + t]) > amax ? fabsf(row[k0 + t]) : amax;
             float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f; /* ggml's quantize_row_q8_0 */
             for (int t = 0; t < QK; t++) {
-                int q = t < n ? (int)roundf(row[k0 + t] * id) : 0;
+                int q = t < n ? round_away(row[k0 + t] * id) : 0;
                 blk[((size_t)(t / 4) * MG + j) * 4 + (t & 3)] = (uint8_t)(q + 128);
             }
             uint16_t h = fp16_of(d);

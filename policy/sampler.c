@@ -151,6 +151,7 @@ struct rlvr_sampler {
     const rlvr_model *model; /* borrowed: config and weights */
     packed_weights pw;       /* every matrix packed for the matmul, in cfg.weights' format */
     uint64_t packed_version; /* rlvr_model_params_version when packed */
+    double pack_seconds;     /* how long the last packing took */
     rlvr_model_config mc;
     rlvr_sampler_config cfg;
     int ctx;       /* T: positions per slot */
@@ -282,7 +283,9 @@ static int alloc_state(rlvr_sampler *s) {
 static void refresh_packed(rlvr_sampler *s) {
     uint64_t version = rlvr_model_params_version(s->model);
     if (version == s->packed_version) return;
+    double t0 = omp_get_wtime();
     packed_weights_pack(&s->pw);
+    s->pack_seconds = omp_get_wtime() - t0;
     s->packed_version = version;
 }
 
@@ -341,6 +344,8 @@ void rlvr_sampler_free(rlvr_sampler *s) {
 }
 
 const rlvr_sampler_config *rlvr_sampler_config_of(const rlvr_sampler *s) { return &s->cfg; }
+
+double rlvr_sampler_pack_seconds(const rlvr_sampler *s) { return s->pack_seconds; }
 
 int rlvr_sampler_set_stop_tokens(rlvr_sampler *s, const int32_t *ids, int n) {
     if (n < 0) return RLVR_FAIL(RLVR_EINVAL, "negative stop-token count %d", n);

@@ -155,6 +155,10 @@ void rlvr_sampler_free(rlvr_sampler *s);
 
 const rlvr_sampler_config *rlvr_sampler_config_of(const rlvr_sampler *s);
 
+/* Seconds the last packing of the weights took (at creation, or at the
+ * first call after the model's parameters changed: a weight sync). */
+double rlvr_sampler_pack_seconds(const rlvr_sampler *s);
+
 /* Tokens that end a turn (RLVR_SAMPLE_STOP_TOKEN); replaces the set. The
  * stop token itself is sampled, returned and appended like any other. */
 int rlvr_sampler_set_stop_tokens(rlvr_sampler *s, const int32_t *ids, int n);
