@@ -422,10 +422,9 @@ static int best_decode(decode_setup *d, int rounds, double *t1, double *tg) {
     return 0;
 }
 
-static int bench_decode(report *rep, decode_setup *d) {
-    double t1, tg, ceil1, ceilg;
-    RLVR_TRY(best_decode(d, 1, &t1, &tg)); /* warm-up (first touch of the cache rows) */
-    RLVR_TRY(best_decode(d, rep->quick ? 2 : 3, &t1, &tg));
+/* The decode pair's lines from the best batch-1 and group times t1, tg. */
+static int decode_rows(report *rep, decode_setup *d, double t1, double tg) {
+    double ceil1, ceilg;
     RLVR_TRY(sgemm_ceiling(&ceil1, &d->c, 1, false, rep->quick ? 0.2 : 0.5));
     RLVR_TRY(sgemm_ceiling(&ceilg, &d->c, GROUP, false, rep->quick ? 0.2 : 0.5));
     double flops = append_flops(&d->c, PROMPT, d->new_tokens); /* one sequence */
@@ -697,18 +696,20 @@ static void emit_weights(const report *rep, const rlvr_model *m, const char *wei
     fflush(stdout);
 }
 
-/* One prompt's prefill into a fresh slot (best of the rounds), against the
- * sgemm ceiling at the prefill's rows and the roofline: the sampler runs a
- * prompt in chunks of PREFILL_ROWS rows, each reading every matrix. */
-static int bench_one_prefill(report *rep, decode_setup *d) {
-    double best = 0, ceiling;
-    for (int r = 0; r < (rep->quick ? 1 : 3); r++) {
-        RLVR_TRY(rlvr_sampler_reset(d->s, 0, 0, 0));
-        double t = rlvr_now();
-        RLVR_TRY(rlvr_sampler_prefill(d->s, 0, d->prompt, PROMPT));
-        t = rlvr_now() - t;
-        if (r == 0 || t < best) best = t;
-    }
+/* One prompt's prefill into a fresh slot. */
+static int time_one_prefill(decode_setup *d, double *seconds) {
+    RLVR_TRY(rlvr_sampler_reset(d->s, 0, 0, 0));
+    double t = rlvr_now();
+    RLVR_TRY(rlvr_sampler_prefill(d->s, 0, d->prompt, PROMPT));
+    *seconds = rlvr_now() - t;
+    return 0;
+}
+
+/* The prefill's line from its best time, against the sgemm ceiling at the
+ * prefill's rows and the roofline: the sampler runs a prompt in chunks of
+ * PREFILL_ROWS rows, each reading every matrix. */
+static int prefill_row(report *rep, decode_setup *d, double best) {
+    double ceiling;
     RLVR_TRY(sgemm_ceiling(&ceiling, &d->c, PREFILL_ROWS, false, rep->quick ? 0.2 : 0.5));
     double flops = prefill_flops(&d->c, PROMPT), chunks = (PROMPT + PREFILL_ROWS - 1) / PREFILL_ROWS;
     row r = {.bench = "policy_prefill", .tokens_per_s = PROMPT / best, .gflops = flops / best / 1e9,
@@ -754,23 +755,43 @@ static void print_pack(const report *rep, const pack_row *p) {
     fflush(stdout);
 }
 
-/* For each weight format: a sampler packing the setup's model in it, its
- * decode pair, one prefill (and, for f32 with `group_prefill`, the group's
- * shared and unshared prefills) and the packing time; the sampler is freed
- * after each. */
-static int bench_formats(report *rep, decode_setup *d, bool group_prefill) {
-    int rc = 0;
-    for (int f = 0; f < FORMATS && rc == 0; f++) {
-        d->weights = (rlvr_sampler_weights)f;
-        rc = decode_setup_new(d, rep, &d->c);
-        if (rc == 0) rc = bench_decode(rep, d);
-        if (rc == 0 && group_prefill && f == RLVR_SAMPLER_WEIGHTS_F32) rc = bench_prefill(rep, d);
-        if (rc == 0) rc = bench_one_prefill(rep, d);
-        if (rc == 0) rc = bench_pack(rep, d);
-        if (rc == 0 && !rep->read_bytes) print_pack(rep, &rep->packs[rep->n_packs - 1]);
-        rlvr_sampler_free(d->s);
-        d->s = NULL;
+/* One sampler per weight format on base's model (made here when base->m
+ * is NULL): the decode pairs, one prefill each (and, with `group_prefill`,
+ * f32's group prefills, shared and unshared) and the packing times. Every
+ * time is the best of rounds that take the formats in turn, so each format
+ * is timed in the same minutes: this VM's speed drifts by more than some of
+ * the differences between formats. The lines come f32, bf16, q8_0 for the
+ * decode pairs, then for the prefills. */
+static int bench_formats(report *rep, decode_setup *base, bool group_prefill) {
+    decode_setup d[FORMATS];
+    double t1[FORMATS] = {0}, tg[FORMATS] = {0}, tp[FORMATS] = {0};
+    int rc = base->m ? 0 : rlvr_model_new(&base->m, &base->c), made = 0;
+    for (int f = 0; f < FORMATS && rc == 0; f++, made++) {
+        d[f] = (decode_setup){.c = base->c, .m = base->m, .weights = (rlvr_sampler_weights)f};
+        rc = decode_setup_new(&d[f], rep, &base->c);
     }
+    int rounds = rep->quick ? 2 : 3;
+    for (int r = -1; r < rounds && rc == 0; r++) /* r = −1: warm-up (first touch of the cache rows) */
+        for (int f = 0; f < FORMATS && rc == 0; f++) {
+            double a, b;
+            rc = best_decode(&d[f], 1, &a, &b);
+            if (rc == 0 && (r <= 0 || a < t1[f])) t1[f] = a;
+            if (rc == 0 && (r <= 0 || b < tg[f])) tg[f] = b;
+        }
+    for (int f = 0; f < FORMATS && rc == 0; f++) rc = decode_rows(rep, &d[f], t1[f], tg[f]);
+    if (rc == 0 && group_prefill) rc = bench_prefill(rep, &d[RLVR_SAMPLER_WEIGHTS_F32]);
+    for (int r = 0; r < (rep->quick ? 1 : 3) && rc == 0; r++)
+        for (int f = 0; f < FORMATS && rc == 0; f++) {
+            double t;
+            rc = time_one_prefill(&d[f], &t);
+            if (rc == 0 && (r == 0 || t < tp[f])) tp[f] = t;
+        }
+    for (int f = 0; f < FORMATS && rc == 0; f++) rc = prefill_row(rep, &d[f], tp[f]);
+    for (int f = 0; f < FORMATS && rc == 0; f++) {
+        rc = bench_pack(rep, &d[f]);
+        if (rc == 0 && !rep->read_bytes) print_pack(rep, &rep->packs[rep->n_packs - 1]);
+    }
+    for (int f = 0; f < made; f++) rlvr_sampler_free(d[f].s);
     return rc;
 }
 

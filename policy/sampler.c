@@ -749,10 +749,13 @@ static int usable_threads(rlvr_sampler *s) {
     if (xn) s->xn = xn;
     int32_t *bounds = realloc(s->bounds, ((size_t)want + 1) * sizeof(int32_t));
     if (bounds) s->bounds = bounds;
-    unsigned char *act = s->act;
-    if (s->act_bytes) act = realloc(s->act, (size_t)want * s->act_bytes);
-    if (act) s->act = act;
-    if (scores && xn && bounds && act) s->threads = want;
+    bool act_ok = true; /* f32 keeps no rounded inputs */
+    if (s->act_bytes) {
+        unsigned char *act = realloc(s->act, (size_t)want * s->act_bytes);
+        if (act) s->act = act;
+        act_ok = act != NULL;
+    }
+    if (scores && xn && bounds && act_ok) s->threads = want;
     return s->threads;
 }
 
