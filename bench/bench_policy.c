@@ -8,6 +8,12 @@
  *           G separate prefills.
  *   small   the size rlvr trains (d=128 L=4, 2048-token context): one long
  *           prompt's prefill, then decoding at batch 1 and a group of 32.
+ *   weights the decode pair and one 256-token prefill again for each format
+ *           of the sampler's weights ([sampler] weights = bf16, q8_0), each
+ *           against its own roofline (2 and 34/32 bytes per weight instead
+ *           of 4) and as a multiple of the f32 figure of the same run; and
+ *           per format, the milliseconds packing the model takes (what every
+ *           weight sync costs the sampler).
  *
  * Every figure is measured in this run, its ceiling too (sgemm GFLOP/s on the
  * matching shapes: M = tokens for training, M = batch rows for decode, M =
@@ -31,18 +37,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAX_ROWS = 12, GROUP = 16, PROMPT = 256, PREFILL_ROWS = 128, MODEL_TRAIN_T = 256 };
+enum { MAX_ROWS = 24, FORMATS = 3, GROUP = 16, PROMPT = 256, PREFILL_ROWS = 128, MODEL_TRAIN_T = 256 };
 
 /* One result line, kept for the table. */
 typedef struct {
     char bench[32];
-    char config[96];
+    char config[160];
     double tokens_per_s, gflops, ceiling, ratio;
     double speedup; /* decode group vs batch 1, shared vs unshared prefill; 0 = none */
     double roofline;         /* tokens/s the machine's FMA peak and read bandwidth allow; 0 = none */
     double roofline_speedup; /* decode group: its roofline over batch 1's; 0 = none */
     double work_tokens, work_flops, work_bytes; /* what the roofline is the bound of */
+    char weights[8]; /* the sampler's weight format ("" where none applies) */
+    double vs_f32;   /* tokens_per_s over the f32 row's of the same kind in this run; 0 = none */
 } row;
+
+/* What one weight sync costs the sampler in a format: packing the model. */
+typedef struct {
+    char config[160];
+    const char *weights, *kernel;
+    double ms, packed_bytes;
+} pack_row;
 
 typedef struct {
     row rows[MAX_ROWS];
@@ -54,6 +69,9 @@ typedef struct {
      * timing (remeasure) and the rows are printed at the end, every
      * roofline from the best of all the measurements; 0 = measured once */
     size_t read_bytes;
+    double f32_tokens_per_s[3]; /* decode batch 1, decode group, prefill: the f32 rows' (vs_f32) */
+    pack_row packs[FORMATS];
+    int n_packs;
 } report;
 
 static void print_row(const report *rep, const row *r) {
@@ -64,6 +82,8 @@ static void print_row(const report *rep, const row *r) {
     if (r->roofline > 0)
         printf(",\"roofline_tokens_per_s\":%.6g,\"roofline_ratio\":%.4f", r->roofline, r->tokens_per_s / r->roofline);
     if (r->roofline_speedup > 0) printf(",\"roofline_speedup\":%.4f", r->roofline_speedup);
+    if (r->weights[0]) printf(",\"weights\":\"%s\"", r->weights);
+    if (r->vs_f32 > 0) printf(",\"vs_f32\":%.4f", r->vs_f32);
     printf(",\"quick\":%s}\n", rep->quick ? "true" : "false");
     fflush(stdout);
 }
@@ -208,14 +228,24 @@ static int sgemm_ceiling(double *gflops, const rlvr_model_config *c, int rows, b
     return 0;
 }
 
-/* Bytes of the model's matrices (the layers' and the head), which every
+/* Weights of the model's matrices (the layers' and the head), which every
  * forward call reads once. */
-static double weight_bytes(const rlvr_model_config *c) {
+static double matrix_weights(const rlvr_model_config *c) {
     gemm g[24];
     int n = model_gemms(g, c, 1, false);
-    double floats = 0;
-    for (int i = 0; i < n; i++) floats += (i < n - 1 ? c->n_layers : 1) * (double)g[i].N * g[i].K;
-    return floats * sizeof(float);
+    double weights = 0;
+    for (int i = 0; i < n; i++) weights += (i < n - 1 ? c->n_layers : 1) * (double)g[i].N * g[i].K;
+    return weights;
+}
+
+/* Their bytes in float32. */
+static double weight_bytes(const rlvr_model_config *c) { return matrix_weights(c) * sizeof(float); }
+
+/* Bytes per weight of the sampler's formats: f32, bf16, q8_0 (32 int8
+ * values and an fp16 scale per 32 weights). */
+static double format_bytes_per_weight(rlvr_sampler_weights w) {
+    static const double bytes[FORMATS] = {4.0, 2.0, 34.0 / 32.0};
+    return bytes[w];
 }
 
 /* ---- train step ---------------------------------------------------------- */
@@ -320,9 +350,31 @@ typedef struct {
     rlvr_model_config c;
     rlvr_model *m;
     rlvr_sampler *s;
+    rlvr_sampler_weights weights; /* the sampler's format */
     int32_t prompt[PROMPT];
     int new_tokens;
 } decode_setup;
+
+/* The matrices' bytes in the setup's format: what a forward call reads. */
+static double setup_weight_bytes(const decode_setup *d) {
+    return matrix_weights(&d->c) * format_bytes_per_weight(d->weights);
+}
+
+/* " weights=bf16 (avx512_bf16)": the format and the kernel running it. */
+static void weights_text(char *out, size_t cap, rlvr_sampler_weights w) {
+    snprintf(out, cap, " weights=%s(%s)", rlvr_sampler_weights_name(w), rlvr_sampler_weights_kernel(w));
+}
+
+/* Marks a row with the setup's format and, for f32, keeps its speed as the
+ * reference of kind `kind` (0 decode batch 1, 1 decode group, 2 prefill);
+ * for the others, its multiple of that reference. */
+static void mark_format(report *rep, const decode_setup *d, row *r, int kind) {
+    snprintf(r->weights, sizeof r->weights, "%s", rlvr_sampler_weights_name(d->weights));
+    if (d->weights == RLVR_SAMPLER_WEIGHTS_F32)
+        rep->f32_tokens_per_s[kind] = r->tokens_per_s;
+    else if (rep->f32_tokens_per_s[kind] > 0)
+        r->vs_f32 = r->tokens_per_s / rep->f32_tokens_per_s[kind];
+}
 
 enum { HOLDER = GROUP }; /* slots 0..GROUP-1 decode, slot GROUP holds the prompt */
 
@@ -336,6 +388,7 @@ static int decode_setup_new(decode_setup *d, const report *rep, const rlvr_model
     sc.kv_slots = GROUP + 1;
     sc.max_new_tokens = 0; /* no stop tokens, no limit: exactly new_tokens per sequence */
     sc.seed = 99;
+    sc.weights = d->weights;
     RLVR_TRY(rlvr_sampler_new(&d->s, d->m, &sc));
     random_tokens(d->prompt, PROMPT, 256, 2);
     RLVR_TRY(rlvr_sampler_reset(d->s, HOLDER, 0, 0));
@@ -369,23 +422,23 @@ static int best_decode(decode_setup *d, int rounds, double *t1, double *tg) {
     return 0;
 }
 
-static int bench_decode(report *rep, decode_setup *d) {
-    double t1, tg, ceil1, ceilg;
-    RLVR_TRY(best_decode(d, 1, &t1, &tg)); /* warm-up (first touch of the cache rows) */
-    RLVR_TRY(best_decode(d, rep->quick ? 2 : 3, &t1, &tg));
+/* The decode pair's lines from the best batch-1 and group times t1, tg. */
+static int decode_rows(report *rep, decode_setup *d, double t1, double tg) {
+    double ceil1, ceilg;
     RLVR_TRY(sgemm_ceiling(&ceil1, &d->c, 1, false, rep->quick ? 0.2 : 0.5));
     RLVR_TRY(sgemm_ceiling(&ceilg, &d->c, GROUP, false, rep->quick ? 0.2 : 0.5));
     double flops = append_flops(&d->c, PROMPT, d->new_tokens); /* one sequence */
     /* each step reads every weight once and every cached key and value once: the prompt's (which the group's
      * rows share) and each row's own, on average new_tokens / 2 of them */
     double kv_row = 2.0 * d->c.n_layers * (d->c.d_model / d->c.n_heads * d->c.n_kv_heads) * sizeof(float);
-    double step_shared = weight_bytes(&d->c) + PROMPT * kv_row, own = d->new_tokens / 2.0 * kv_row;
+    double step_shared = setup_weight_bytes(d) + PROMPT * kv_row, own = d->new_tokens / 2.0 * kv_row;
     double bytes_1 = d->new_tokens * (step_shared + own), bytes_g = d->new_tokens * (step_shared + GROUP * own);
     row r1 = {.bench = "policy_decode"}, rg = {.bench = "policy_decode"};
-    char extra[64];
-    snprintf(extra, sizeof extra, "prompt=%d new=%d batch=1", PROMPT, d->new_tokens);
+    char extra[96], fmt[40];
+    weights_text(fmt, sizeof fmt, d->weights);
+    snprintf(extra, sizeof extra, "prompt=%d new=%d batch=1%s", PROMPT, d->new_tokens, fmt);
     config_text(r1.config, sizeof r1.config, &d->c, extra);
-    snprintf(extra, sizeof extra, "prompt=%d new=%d batch=%d shared", PROMPT, d->new_tokens, GROUP);
+    snprintf(extra, sizeof extra, "prompt=%d new=%d batch=%d shared%s", PROMPT, d->new_tokens, GROUP, fmt);
     config_text(rg.config, sizeof rg.config, &d->c, extra);
     r1.tokens_per_s = d->new_tokens / t1;
     r1.gflops = flops / t1 / 1e9;
@@ -400,6 +453,8 @@ static int bench_decode(report *rep, decode_setup *d) {
     set_roofline(rep, &r1, d->new_tokens, flops, bytes_1);
     set_roofline(rep, &rg, (double)GROUP * d->new_tokens, GROUP * flops, bytes_g);
     rg.roofline_speedup = rg.roofline / r1.roofline;
+    mark_format(rep, d, &r1, 0);
+    mark_format(rep, d, &rg, 1);
     emit(rep, &r1);
     emit(rep, &rg);
     return 0;
@@ -641,30 +696,103 @@ static void emit_weights(const report *rep, const rlvr_model *m, const char *wei
     fflush(stdout);
 }
 
-/* One prompt's prefill into a fresh slot (best of the rounds), against the
- * sgemm ceiling at the prefill's rows and the roofline: the sampler runs a
- * prompt in chunks of PREFILL_ROWS rows, each reading every matrix. */
-static int bench_one_prefill(report *rep, decode_setup *d) {
-    double best = 0, ceiling;
-    for (int r = 0; r < (rep->quick ? 1 : 3); r++) {
-        RLVR_TRY(rlvr_sampler_reset(d->s, 0, 0, 0));
-        double t = rlvr_now();
-        RLVR_TRY(rlvr_sampler_prefill(d->s, 0, d->prompt, PROMPT));
-        t = rlvr_now() - t;
-        if (r == 0 || t < best) best = t;
-    }
+/* One prompt's prefill into a fresh slot. */
+static int time_one_prefill(decode_setup *d, double *seconds) {
+    RLVR_TRY(rlvr_sampler_reset(d->s, 0, 0, 0));
+    double t = rlvr_now();
+    RLVR_TRY(rlvr_sampler_prefill(d->s, 0, d->prompt, PROMPT));
+    *seconds = rlvr_now() - t;
+    return 0;
+}
+
+/* The prefill's line from its best time, against the sgemm ceiling at the
+ * prefill's rows and the roofline: the sampler runs a prompt in chunks of
+ * PREFILL_ROWS rows, each reading every matrix. */
+static int prefill_row(report *rep, decode_setup *d, double best) {
+    double ceiling;
     RLVR_TRY(sgemm_ceiling(&ceiling, &d->c, PREFILL_ROWS, false, rep->quick ? 0.2 : 0.5));
     double flops = prefill_flops(&d->c, PROMPT), chunks = (PROMPT + PREFILL_ROWS - 1) / PREFILL_ROWS;
     row r = {.bench = "policy_prefill", .tokens_per_s = PROMPT / best, .gflops = flops / best / 1e9,
              .ceiling = ceiling};
-    char extra[32];
-    snprintf(extra, sizeof extra, "prompt=%d", PROMPT);
+    char extra[80], fmt[40];
+    weights_text(fmt, sizeof fmt, d->weights);
+    snprintf(extra, sizeof extra, "prompt=%d%s", PROMPT, fmt);
     config_text(r.config, sizeof r.config, &d->c, extra);
     r.ratio = r.gflops / ceiling;
     RLVR_TRY(remeasure(rep));
-    set_roofline(rep, &r, PROMPT, flops, chunks * weight_bytes(&d->c));
+    set_roofline(rep, &r, PROMPT, flops, chunks * setup_weight_bytes(d));
+    mark_format(rep, d, &r, 2);
     emit(rep, &r);
     return 0;
+}
+
+/* What a weight sync costs the sampler: the model's parameters marked
+ * changed (as an optimizer step or a broadcast marks them), then the next
+ * call packs them again; best of the rounds. */
+static int bench_pack(report *rep, decode_setup *d) {
+    double best = 0;
+    for (int r = 0; r < (rep->quick ? 2 : 3); r++) {
+        (void)rlvr_model_params(d->m); /* marks the parameters changed */
+        RLVR_TRY(rlvr_sampler_reset(d->s, 0, 0, 0));
+        RLVR_TRY(rlvr_sampler_prefill(d->s, 0, d->prompt, 1)); /* packs, then one token */
+        double t = rlvr_sampler_pack_seconds(d->s);
+        if (r == 0 || t < best) best = t;
+    }
+    if (rep->n_packs >= FORMATS) return 0;
+    pack_row *p = &rep->packs[rep->n_packs++];
+    config_text(p->config, sizeof p->config, &d->c, "");
+    p->weights = rlvr_sampler_weights_name(d->weights);
+    p->kernel = rlvr_sampler_weights_kernel(d->weights);
+    p->ms = best * 1e3;
+    p->packed_bytes = setup_weight_bytes(d);
+    return 0;
+}
+
+static void print_pack(const report *rep, const pack_row *p) {
+    printf("{\"bench\":\"policy_pack\",\"config\":\"%sweights=%s\",\"weights\":\"%s\",\"kernel\":\"%s\","
+           "\"ms\":%.6g,\"packed_bytes\":%.6g,\"quick\":%s}\n",
+           p->config, p->weights, p->weights, p->kernel, p->ms, p->packed_bytes, rep->quick ? "true" : "false");
+    fflush(stdout);
+}
+
+/* One sampler per weight format on base's model (made here when base->m
+ * is NULL): the decode pairs, one prefill each (and, with `group_prefill`,
+ * f32's group prefills, shared and unshared) and the packing times. Every
+ * time is the best of rounds that take the formats in turn, so each format
+ * is timed in the same minutes: this VM's speed drifts by more than some of
+ * the differences between formats. The lines come f32, bf16, q8_0 for the
+ * decode pairs, then for the prefills. */
+static int bench_formats(report *rep, decode_setup *base, bool group_prefill) {
+    decode_setup d[FORMATS];
+    double t1[FORMATS] = {0}, tg[FORMATS] = {0}, tp[FORMATS] = {0};
+    int rc = base->m ? 0 : rlvr_model_new(&base->m, &base->c), made = 0;
+    for (int f = 0; f < FORMATS && rc == 0; f++, made++) {
+        d[f] = (decode_setup){.c = base->c, .m = base->m, .weights = (rlvr_sampler_weights)f};
+        rc = decode_setup_new(&d[f], rep, &base->c);
+    }
+    int rounds = rep->quick ? 2 : 3;
+    for (int r = -1; r < rounds && rc == 0; r++) /* r = −1: warm-up (first touch of the cache rows) */
+        for (int f = 0; f < FORMATS && rc == 0; f++) {
+            double a, b;
+            rc = best_decode(&d[f], 1, &a, &b);
+            if (rc == 0 && (r <= 0 || a < t1[f])) t1[f] = a;
+            if (rc == 0 && (r <= 0 || b < tg[f])) tg[f] = b;
+        }
+    for (int f = 0; f < FORMATS && rc == 0; f++) rc = decode_rows(rep, &d[f], t1[f], tg[f]);
+    if (rc == 0 && group_prefill) rc = bench_prefill(rep, &d[RLVR_SAMPLER_WEIGHTS_F32]);
+    for (int r = 0; r < (rep->quick ? 1 : 3) && rc == 0; r++)
+        for (int f = 0; f < FORMATS && rc == 0; f++) {
+            double t;
+            rc = time_one_prefill(&d[f], &t);
+            if (rc == 0 && (r == 0 || t < tp[f])) tp[f] = t;
+        }
+    for (int f = 0; f < FORMATS && rc == 0; f++) rc = prefill_row(rep, &d[f], tp[f]);
+    for (int f = 0; f < FORMATS && rc == 0; f++) {
+        rc = bench_pack(rep, &d[f]);
+        if (rc == 0 && !rep->read_bytes) print_pack(rep, &rep->packs[rep->n_packs - 1]);
+    }
+    for (int f = 0; f < made; f++) rlvr_sampler_free(d[f].s);
+    return rc;
 }
 
 /* Decode (batch 1 and a shared group), one prefill and one train step of the
@@ -679,10 +807,8 @@ static int bench_model_size(report *rep, const rlvr_bench_options *opt, int thre
     rep->read_bytes = (size_t)weight_bytes(&c);
     int rc = roofline_measure(&rep->machine, rep->quick ? 0.3 : 1.0, rep->read_bytes);
     if (rc == 0) emit_weights(rep, d.m, weights);
-    if (rc == 0) rc = decode_setup_new(&d, rep, &c);
-    if (rc == 0) rc = bench_decode(rep, &d);
-    if (rc == 0) rc = bench_one_prefill(rep, &d);
-    rlvr_sampler_free(d.s);
+    d.c = c;
+    if (rc == 0) rc = bench_formats(rep, &d, false);
     if (rc == 0) rc = bench_train(rep, d.m, &c, MODEL_TRAIN_T, true);
     rlvr_model_free(d.m);
     if (rc < 0) return rc;
@@ -694,6 +820,7 @@ static int bench_model_size(report *rep, const rlvr_bench_options *opt, int thre
         if (r->roofline_speedup > 0 && i > 0) r->roofline_speedup = r->roofline / rep->rows[i - 1].roofline;
         print_row(rep, r);
     }
+    for (int i = 0; i < rep->n_packs; i++) print_pack(rep, &rep->packs[i]);
     return 0;
 }
 
@@ -704,17 +831,24 @@ static void print_table(const report *rep, int threads, const char *weights) {
     printf("\npolicy benchmark (%d threads%s; ceiling = cblas_sgemm on the same shapes; roofline = tokens/s at "
            "the FMA peak %.1f GFLOP/s and read bandwidth %.1f GB/s measured in this run)\n",
            threads, rep->quick ? ", quick" : "", rep->machine.fma_peak_gflops, rep->machine.read_gbps);
-    printf("%-22s %-62s %10s %8s %8s %6s %8s %10s %9s %8s\n", "bench", "config", "tokens/s", "GFLOP/s", "ceiling",
-           "ratio", "speedup", "roofline", "(speedup)", "of roof");
+    printf("%-22s %-96s %10s %8s %8s %6s %8s %10s %9s %8s %7s\n", "bench", "config", "tokens/s", "GFLOP/s",
+           "ceiling", "ratio", "speedup", "roofline", "(speedup)", "of roof", "vs f32");
     for (int i = 0; i < rep->n; i++) {
         const row *r = &rep->rows[i];
-        char speed[16] = "", roof[16] = "", roof_speed[16] = "", of_roof[16] = "";
+        char speed[16] = "", roof[16] = "", roof_speed[16] = "", of_roof[16] = "", vs[16] = "";
         if (r->speedup > 0) snprintf(speed, sizeof speed, "%.2fx", r->speedup);
         if (r->roofline > 0) snprintf(roof, sizeof roof, "%.0f", r->roofline);
         if (r->roofline > 0) snprintf(of_roof, sizeof of_roof, "%.2f", r->tokens_per_s / r->roofline);
         if (r->roofline_speedup > 0) snprintf(roof_speed, sizeof roof_speed, "%.2fx", r->roofline_speedup);
-        printf("%-22s %-62s %10.1f %8.2f %8.2f %6.2f %8s %10s %9s %8s\n", r->bench, r->config, r->tokens_per_s,
-               r->gflops, r->ceiling, r->ratio, speed, roof, roof_speed, of_roof);
+        if (r->vs_f32 > 0) snprintf(vs, sizeof vs, "%.2fx", r->vs_f32);
+        printf("%-22s %-96s %10.1f %8.2f %8.2f %6.2f %8s %10s %9s %8s %7s\n", r->bench, r->config, r->tokens_per_s,
+               r->gflops, r->ceiling, r->ratio, speed, roof, roof_speed, of_roof, vs);
+    }
+    if (rep->n_packs) printf("\nweight sync: packing the model for the sampler (best of the rounds)\n");
+    for (int i = 0; i < rep->n_packs; i++) {
+        const pack_row *p = &rep->packs[i];
+        printf("  %-5s %-12s %8.1f ms  %7.1f MB packed  (%s)\n", p->weights, p->kernel, p->ms, p->packed_bytes / 1e6,
+               p->config);
     }
 }
 
@@ -732,12 +866,8 @@ int rlvr_bench_policy(const rlvr_bench_options *opt) {
     RLVR_TRY(bench_train_at(&rep, 512, 8, 512));
     RLVR_TRY(roofline_measure(&rep.machine, rep.quick ? 0.3 : 1.0, 0));
     emit_machine(&rep, threads);
-    decode_setup d = {0};
-    rlvr_model_config c = shape(rep.vocab, 512, 8, PROMPT + 128);
-    int rc = decode_setup_new(&d, &rep, &c);
-    if (rc == 0) rc = bench_decode(&rep, &d);
-    if (rc == 0) rc = bench_prefill(&rep, &d);
-    rlvr_sampler_free(d.s);
+    decode_setup d = {.c = shape(rep.vocab, 512, 8, PROMPT + 128)};
+    int rc = bench_formats(&rep, &d, true);
     rlvr_model_free(d.m);
     if (rc == 0) rc = bench_small_generation(&rep);
     if (rc == 0 && !opt->json_only) print_table(&rep, threads, NULL);

@@ -21,13 +21,14 @@ typedef struct {
     const char *system;
     int64_t max_new, seed, context;
     double temperature, top_p;
+    const char *weights;
     bool json;
 } chat_args;
 
 static void usage(FILE *out) {
     fprintf(out,
             "usage: rlvr chat --checkpoint C [--system TEXT] [--max-new N] [--temperature T] [--top-p P]\n"
-            "                 [--seed S] [--context N] [--json]\n"
+            "                 [--seed S] [--context N] [--weights F] [--json]\n"
             "  --checkpoint C   an rlvr checkpoint (`rlvr model import`, sft, train)\n"
             "  --system TEXT    the system turn (default: the one the model's template adds)\n"
             "  --max-new N      tokens per reply at most (default 512; 0 = until the context is full)\n"
@@ -36,6 +37,8 @@ static void usage(FILE *out) {
             "  --seed S         sampling seed (default 1)\n"
             "  --context N      positions the conversation may fill (default: the model's max_seq); when\n"
             "                   it is full the oldest turns are left out, with a notice\n"
+            "  --weights F      the sampler's weight format: f32 (default; log-probs exactly the trainer's),\n"
+            "                   bf16 or q8_0 (GGUF's Q8_0): faster, log-probs a few hundredths of a nat off\n"
             "  --json           each reply as one JSON line: turn, reply, token_ids, prompt_ids, dropped, stop\n"
             "Each input line is a message. /reset forgets the conversation, /system TEXT sets the system\n"
             "turn (no TEXT: none), /save FILE writes the conversation as JSON messages, /quit ends (so does\n"
@@ -54,6 +57,7 @@ static int parse(chat_args *a, int argc, char **argv) {
     int rc = rlvr_args_parse("chat", opts, usage, argc, argv);
     if (rc != RLVR_ARGS_CONTINUE) return rc;
     const char *wrong = rlvr_talk_options(&a->gen, a->temperature, a->top_p, a->seed, a->max_new, a->context);
+    if (!wrong) wrong = rlvr_talk_weights(&a->gen, a->weights);
     if (wrong) return rlvr_args_error("chat", usage, "%s", wrong);
     a->gen.samples = 1;
     return RLVR_ARGS_CONTINUE;

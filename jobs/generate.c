@@ -20,6 +20,7 @@ typedef struct {
     const char *prompt, *file, *system, *dash;
     int64_t n, max_new, seed, context;
     double temperature, top_p;
+    const char *weights;
     bool chat, raw, logprobs, json, ignore_stop;
 } generate_args;
 
@@ -27,7 +28,7 @@ static void usage(FILE *out) {
     fprintf(out,
             "usage: rlvr generate --checkpoint C (--prompt TEXT | --file F | -) [--chat | --raw]\n"
             "                     [--system TEXT] [--max-new N] [--temperature T] [--top-p P] [--seed S]\n"
-            "                     [--n N] [--context N] [--ignore-stop] [--logprobs] [--json]\n"
+            "                     [--n N] [--context N] [--weights F] [--ignore-stop] [--logprobs] [--json]\n"
             "  --checkpoint C   an rlvr checkpoint (`rlvr model import`, sft, train)\n"
             "  --prompt TEXT    the prompt; --file F reads it from a file, - from standard input\n"
             "  --chat           render the prompt as a user turn in the model's chat format (the default\n"
@@ -39,6 +40,8 @@ static void usage(FILE *out) {
             "  --seed S         sampling seed (default 1): the same seed gives the same samples\n"
             "  --n N            samples sharing the prompt's KV rows, as a group's rollouts (default 1, at most %d)\n"
             "  --context N      positions per sample (default: the model's max_seq)\n"
+            "  --weights F      the sampler's weight format: f32 (default; log-probs exactly the trainer's),\n"
+            "                   bf16 or q8_0 (GGUF's Q8_0): faster, log-probs a few hundredths of a nat off\n"
             "  --ignore-stop    sample through the stop tokens: --max-new tokens each (comparisons, timing)\n"
             "  --logprobs       each token's log-prob and entropy under the model at T (T = 1 when greedy)\n"
             "  --json           one JSON object per sample: text, token_ids, logprobs, entropies, stop, ...\n"
@@ -73,6 +76,7 @@ static int parse(generate_args *a, int argc, char **argv) {
     if (a->chat && a->raw) return rlvr_args_error("generate", usage, "--chat and --raw exclude each other");
     if (a->raw && a->system) return rlvr_args_error("generate", usage, "--system needs --chat");
     const char *wrong = rlvr_talk_options(&a->gen, a->temperature, a->top_p, a->seed, a->max_new, a->context);
+    if (!wrong) wrong = rlvr_talk_weights(&a->gen, a->weights);
     if (wrong) return rlvr_args_error("generate", usage, "%s", wrong);
     a->gen.samples = (int32_t)a->n;
     a->gen.ignore_stop = a->ignore_stop;

@@ -31,6 +31,11 @@ const char *rlvr_talk_options(rlvr_generate_options *o, double temperature, doub
     return NULL;
 }
 
+const char *rlvr_talk_weights(rlvr_generate_options *o, const char *weights) {
+    if (weights && rlvr_sampler_weights_parse(weights, &o->weights) < 0) return "--weights wants f32, bf16 or q8_0";
+    return NULL;
+}
+
 void rlvr_talk_print_text(void *ctx, int sample, const char *bytes, size_t len) {
     (void)ctx;
     (void)sample;

@@ -38,6 +38,7 @@
 #include "core/rng.h"
 #include "policy/kernels.h"
 #include "policy/packed_weights.h"
+#include "policy/quant_kernels.h"
 #include "policy/sampler_kernels.h"
 
 #include <math.h>
@@ -71,6 +72,9 @@ const rlvr_config_key rlvr_sampler_config_keys[] = {
         "sequences one rollout rank keeps in its KV cache at once (environments in flight × G)"),
     RLVR_KEY_I32("sampler", "context_tokens", rlvr_sampler_config, context, "0", 0, 10000000,
         "positions per KV slot; 0 = [model] max_seq"),
+    RLVR_KEY_ENUM("sampler", "weights", rlvr_sampler_config, weights, "f32", "f32|bf16|q8_0",
+        "format of the sampler's copy of the weights: f32 (exact: the trainer's log-probs), bf16 or q8_0 (GGUF's "
+        "Q8_0) for faster rollouts whose log-probs differ from the trainer's (docs/POLICY.md \"Weight formats\")"),
     RLVR_KEY_END,
 };
 
@@ -82,8 +86,37 @@ void rlvr_sampler_config_default(rlvr_sampler_config *c) {
 }
 
 bool rlvr_sampler_exact(const rlvr_sampler_config *c) {
-    (void)c; /* the sampler's float32 kernels are the training forward's (docs/POLICY.md "One forward") */
-    return true;
+    /* the sampler's float32 kernels are the training forward's (docs/POLICY.md "One forward") */
+    return c->weights == RLVR_SAMPLER_WEIGHTS_F32;
+}
+
+static const char *const weights_names[] = {"f32", "bf16", "q8_0"};
+enum { WEIGHTS_FORMATS = sizeof weights_names / sizeof weights_names[0] };
+
+const char *rlvr_sampler_weights_name(rlvr_sampler_weights w) {
+    return (unsigned)w < WEIGHTS_FORMATS ? weights_names[w] : "?";
+}
+
+const char *rlvr_sampler_weights_kernel(rlvr_sampler_weights w) {
+    if (w == RLVR_SAMPLER_WEIGHTS_F32) {
+#if defined(__AVX512F__)
+        return "avx512";
+#elif defined(__AVX__)
+        return "avx";
+#else
+        return "portable";
+#endif
+    }
+    return quant_kernel_name(w);
+}
+
+int rlvr_sampler_weights_parse(const char *name, rlvr_sampler_weights *out) {
+    for (int i = 0; i < WEIGHTS_FORMATS; i++)
+        if (strcmp(name, weights_names[i]) == 0) {
+            *out = (rlvr_sampler_weights)i;
+            return 0;
+        }
+    return RLVR_FAIL(RLVR_EINVAL, "unknown weight format \"%s\"; known: f32, bf16, q8_0", name);
 }
 
 int rlvr_sampler_config_from(rlvr_sampler_config *out, const rlvr_config *cfg) {
@@ -116,8 +149,9 @@ typedef struct {
 
 struct rlvr_sampler {
     const rlvr_model *model; /* borrowed: config and weights */
-    packed_weights pw;       /* every matrix packed for the matmul */
+    packed_weights pw;       /* every matrix packed for the matmul, in cfg.weights' format */
     uint64_t packed_version; /* rlvr_model_params_version when packed */
+    double pack_seconds;     /* how long the last packing took */
     rlvr_model_config mc;
     rlvr_sampler_config cfg;
     int ctx;       /* T: positions per slot */
@@ -153,6 +187,8 @@ struct rlvr_sampler {
     float *gate, *up;   /* (R, F) */
     float *hidden;      /* (R, F) swiglu(gate, up) */
     float *scores;      /* (threads, 2T) attention scratch of each thread */
+    unsigned char *act; /* (threads, act_bytes) inputs rounded for the quantized kernels */
+    size_t act_bytes;   /* per thread; 0 for f32 */
     int32_t *bounds;    /* (threads + 1) first row of each row group of a forward call */
     float *row_logits;  /* (R, V) */
     float *probs;       /* (R, V) sampling distribution per decoded slot */
@@ -182,6 +218,8 @@ static int check_config(const rlvr_sampler_config *cfg, const rlvr_model_config 
                          mc->max_seq);
     if (cfg->max_new_tokens < 0)
         return RLVR_FAIL(RLVR_EINVAL, "sampler max_new_tokens must be >= 0, got %d", cfg->max_new_tokens);
+    if ((unsigned)cfg->weights >= WEIGHTS_FORMATS)
+        return RLVR_FAIL(RLVR_EINVAL, "sampler weights format %d unknown (f32, bf16, q8_0)", (int)cfg->weights);
     return 0;
 }
 
@@ -228,6 +266,12 @@ static int alloc_state(rlvr_sampler *s) {
     RLVR_TRY(alloc_unshared(&s->up, R * F, "activations"));
     RLVR_TRY(alloc_unshared(&s->hidden, R * F, "activations"));
     RLVR_TRY(alloc_floats(&s->scores, (size_t)s->threads * 2 * T, "attention scores"));
+    if (s->cfg.weights != RLVR_SAMPLER_WEIGHTS_F32) {
+        int widest = m->d_ff > m->d_model ? m->d_ff : m->d_model;
+        s->act_bytes = quant_act_bytes(s->cfg.weights, (int)R, widest);
+        s->act = malloc((size_t)s->threads * s->act_bytes);
+        if (!s->act) return RLVR_FAIL(RLVR_ENOMEM, "sampler: out of memory for rounded activations");
+    }
     RLVR_ALLOC(s->bounds, (size_t)s->threads + 1);
     RLVR_TRY(alloc_unshared(&s->row_logits, R * V, "logits"));
     RLVR_TRY(alloc_unshared(&s->probs, R * V, "probabilities"));
@@ -239,7 +283,9 @@ static int alloc_state(rlvr_sampler *s) {
 static void refresh_packed(rlvr_sampler *s) {
     uint64_t version = rlvr_model_params_version(s->model);
     if (version == s->packed_version) return;
+    double t0 = omp_get_wtime();
     packed_weights_pack(&s->pw);
+    s->pack_seconds = omp_get_wtime() - t0;
     s->packed_version = version;
 }
 
@@ -257,12 +303,13 @@ int rlvr_sampler_new(rlvr_sampler **out, const rlvr_model *model, const rlvr_sam
     s->kv_dim = mc->n_kv_heads * s->head_dim;
     s->max_rows = cfg->kv_slots > PREFILL_ROWS ? cfg->kv_slots : PREFILL_ROWS;
     s->threads = omp_get_max_threads();
-    size_t bytes = (size_t)mc->n_layers * layer_weights(mc, s->kv_dim) * sizeof(float);
+    static const double bytes_per_weight[] = {4.0, 2.0, 34.0 / 32.0};
+    size_t bytes = (size_t)((double)mc->n_layers * layer_weights(mc, s->kv_dim) * bytes_per_weight[cfg->weights]);
     s->parallel_macs = PARALLEL_MACS;
     s->step_macs = STEP_MACS;
     s->rows_each = bytes <= ROW_GROUP_BYTES ? 1 : ROW_GROUP_ROWS;
     int rc = alloc_state(s);
-    if (rc == 0) rc = packed_weights_init(&s->pw, model, "sampler");
+    if (rc == 0) rc = packed_weights_init_as(&s->pw, model, cfg->weights, "sampler");
     if (rc < 0) {
         rlvr_sampler_free(s);
         return rc;
@@ -281,6 +328,7 @@ void rlvr_sampler_free(rlvr_sampler *s) {
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) rlvr_mem_free(bufs[i]);
     free(s->xn);
     free(s->scores);
+    free(s->act);
     free(s->slots);
     free(s->seen);
     free(s->row_slot);
@@ -296,6 +344,8 @@ void rlvr_sampler_free(rlvr_sampler *s) {
 }
 
 const rlvr_sampler_config *rlvr_sampler_config_of(const rlvr_sampler *s) { return &s->cfg; }
+
+double rlvr_sampler_pack_seconds(const rlvr_sampler *s) { return s->pack_seconds; }
 
 int rlvr_sampler_set_stop_tokens(rlvr_sampler *s, const int32_t *ids, int n) {
     if (n < 0) return RLVR_FAIL(RLVR_EINVAL, "negative stop-token count %d", n);
@@ -423,6 +473,7 @@ typedef struct {
     bool by_heads;  /* q/k/v, RoPE, K/V store and attention split by KV heads: no barrier among them */
     float *xn;      /* (R, C) its own normalised inputs */
     float *scores;  /* (2T) its attention scratch */
+    unsigned char *act; /* its scratch for rounded inputs (quantized formats) */
 } part;
 
 /* Attention multiply-adds of one row per layer (QKᵀ and PV). */
@@ -485,7 +536,8 @@ static part part_of(const rlvr_sampler *s, const schedule *sc, int tid, int n, b
                   .sync_kv = sync_kv,
                   .by_heads = split_by_heads(s, sc->cols, sync_kv),
                   .xn = s->xn + (size_t)tid * s->max_rows * s->mc.d_model,
-                  .scores = s->scores + (size_t)tid * 2 * s->ctx};
+                  .scores = s->scores + (size_t)tid * 2 * s->ctx,
+                  .act = s->act ? s->act + (size_t)tid * s->act_bytes : NULL};
 }
 
 /* [lo, hi): this thread's share of n items split among the threads of its rows. */
@@ -501,6 +553,21 @@ static void sync_cols(const part *p) {
     }
 }
 
+/* Layer l's matrix `kind` (PW_*; the head with l = 0) in the packed copy. */
+static const void *weight(const rlvr_sampler *s, int kind, int l) {
+    return s->pw.mat[kind] + (size_t)l * s->pw.layer_bytes;
+}
+
+/* matmul_invariant_part, or its form for the sampler's quantized format
+ * (which rounds the part's rows of inp into the thread's scratch). */
+static void matmul_part(const rlvr_sampler *s, const part *p, const matmul_target *t, int n, const float *inp, int C,
+                        int r0, int r1, int g0, int g1) {
+    if (s->cfg.weights == RLVR_SAMPLER_WEIGHTS_F32)
+        matmul_invariant_part(t, n, inp, C, r0, r1, g0, g1);
+    else
+        quant_matmul_part(s->cfg.weights, t, n, inp, C, r0, r1, g0, g1, p->act);
+}
+
 /* The thread's xn = RMSNorm(x) for all the part's rows: each thread sharing
  * rows normalises them itself (a few rows × C, cheaper than meeting). */
 static void norm_rows(rlvr_sampler *s, const part *p, const float *weight) {
@@ -511,11 +578,11 @@ static void norm_rows(rlvr_sampler *s, const part *p, const float *weight) {
 
 /* out = inp · weightᵀ (OC channels) for this thread's share of the channels,
  * then x += out on those channels. */
-static void project_add(rlvr_sampler *s, const part *p, const float *inp, const float *packed, int in) {
+static void project_add(rlvr_sampler *s, const part *p, const float *inp, const void *packed, int in) {
     int C = s->mc.d_model, g0, g1;
     matmul_target t = {s->proj, packed, C};
     share(p, matmul_groups(&t, 1), &g0, &g1);
-    matmul_invariant_part(&t, 1, inp, in, p->r0, p->r1, g0, g1);
+    matmul_part(s, p, &t, 1, inp, in, p->r0, p->r1, g0, g1);
     int o0 = g0 * MATMUL_GROUP, o1 = g1 * MATMUL_GROUP < C ? g1 * MATMUL_GROUP : C;
     for (int r = p->r0; r < p->r1; r++)
         for (int o = o0; o < o1; o++) s->x[(size_t)r * C + o] += s->proj[(size_t)r * C + o];
@@ -554,8 +621,8 @@ static void rope_store(rlvr_sampler *s, int l, int r, int g0, int g1) {
 
 /* Channels [o0, o1) of a target as its panels [o0, o1) / MATMUL_GROUP (o0
  * on a panel boundary), for rows [r0, r1). */
-static void matmul_channels(const matmul_target *t, const float *inp, int C, int r0, int r1, int o0, int o1) {
-    matmul_invariant_part(t, 1, inp, C, r0, r1, o0 / MATMUL_GROUP, (o1 + MATMUL_GROUP - 1) / MATMUL_GROUP);
+static void matmul_channels(const rlvr_sampler *s, const part *p, const matmul_target *t, int C, int o0, int o1) {
+    matmul_part(s, p, t, 1, p->xn, C, p->r0, p->r1, o0 / MATMUL_GROUP, (o1 + MATMUL_GROUP - 1) / MATMUL_GROUP);
 }
 
 /* q, k, v of this thread's KV heads, RoPE, the K/V store and attention of
@@ -563,13 +630,13 @@ static void matmul_channels(const matmul_target *t, const float *inp, int C, int
 static void attend_own_heads(rlvr_sampler *s, int l, const part *p, const attention_rows *rows) {
     const rlvr_model_config *m = &s->mc;
     int C = m->d_model, KV = s->kv_dim, hd = s->head_dim, group = m->n_heads / m->n_kv_heads, g0, g1;
-    size_t at = (size_t)l * s->pw.layer;
     share(p, m->n_kv_heads, &g0, &g1);
     if (g0 == g1) return;
-    matmul_target q = {s->q, s->pw.wq + at, C}, k = {s->k, s->pw.wk + at, KV}, v = {s->v, s->pw.wv + at, KV};
-    matmul_channels(&q, p->xn, C, p->r0, p->r1, g0 * group * hd, g1 * group * hd);
-    matmul_channels(&k, p->xn, C, p->r0, p->r1, g0 * hd, g1 * hd);
-    matmul_channels(&v, p->xn, C, p->r0, p->r1, g0 * hd, g1 * hd);
+    matmul_target q = {s->q, weight(s, PW_WQ, l), C}, k = {s->k, weight(s, PW_WK, l), KV},
+                  v = {s->v, weight(s, PW_WV, l), KV};
+    matmul_channels(s, p, &q, C, g0 * group * hd, g1 * group * hd);
+    matmul_channels(s, p, &k, C, g0 * hd, g1 * hd);
+    matmul_channels(s, p, &v, C, g0 * hd, g1 * hd);
     for (int r = p->r0; r < p->r1; r++) rope_store(s, l, r, g0, g1);
     int tasks = (p->r1 - p->r0) * group; /* per KV head */
     attention_forward_cached(s->att, p->scores, s->q, rows, p->r0, p->r1, g0 * tasks, g1 * tasks);
@@ -580,10 +647,10 @@ static void attend_own_heads(rlvr_sampler *s, int l, const part *p, const attent
 static void attend_by_steps(rlvr_sampler *s, int l, const part *p, const attention_rows *rows) {
     const rlvr_model_config *m = &s->mc;
     int C = m->d_model, KV = s->kv_dim, lo, hi;
-    size_t at = (size_t)l * s->pw.layer;
-    matmul_target qkv[3] = {{s->q, s->pw.wq + at, C}, {s->k, s->pw.wk + at, KV}, {s->v, s->pw.wv + at, KV}};
+    matmul_target qkv[3] = {{s->q, weight(s, PW_WQ, l), C}, {s->k, weight(s, PW_WK, l), KV},
+                            {s->v, weight(s, PW_WV, l), KV}};
     share(p, matmul_groups(qkv, 3), &lo, &hi);
-    matmul_invariant_part(qkv, 3, p->xn, C, p->r0, p->r1, lo, hi);
+    matmul_part(s, p, qkv, 3, p->xn, C, p->r0, p->r1, lo, hi);
     sync_cols(p);
     share(p, p->r1 - p->r0, &lo, &hi);
     for (int r = p->r0 + lo; r < p->r0 + hi; r++) rope_store(s, l, r, 0, m->n_kv_heads);
@@ -598,7 +665,7 @@ static void attend_by_steps(rlvr_sampler *s, int l, const part *p, const attenti
 static void attention_block(rlvr_sampler *s, const rlvr_param_views *w, int l, const part *p) {
     const rlvr_model_config *m = &s->mc;
     int C = m->d_model;
-    size_t at = (size_t)l * s->pw.layer, layer = (size_t)l * s->cfg.kv_slots * s->ctx * s->kv_dim;
+    size_t layer = (size_t)l * s->cfg.kv_slots * s->ctx * s->kv_dim;
     norm_rows(s, p, w->attn_norm + (size_t)l * C);
     attention_rows rows = {s->key_cache + layer, s->value_cache + layer, s->row_prefix, s->row_shared, s->row_kv,
                            s->row_pos, m->n_heads, m->n_kv_heads, s->head_dim, s->ctx, NULL};
@@ -607,7 +674,7 @@ static void attention_block(rlvr_sampler *s, const rlvr_param_views *w, int l, c
     else
         attend_by_steps(s, l, p, &rows);
     sync_cols(p);
-    project_add(s, p, s->att, s->pw.wo + at, C);
+    project_add(s, p, s->att, weight(s, PW_WO, l), C);
     sync_cols(p);
 }
 
@@ -616,19 +683,18 @@ static void attention_block(rlvr_sampler *s, const rlvr_param_views *w, int l, c
 static void mlp_block(rlvr_sampler *s, const rlvr_param_views *w, int l, const part *p) {
     const rlvr_model_config *m = &s->mc;
     int C = m->d_model, F = m->d_ff, g0, g1;
-    size_t at = (size_t)l * s->pw.layer;
     norm_rows(s, p, w->mlp_norm + (size_t)l * C);
-    matmul_target gate = {s->gate, s->pw.w_gate + at, F}, up = {s->up, s->pw.w_up + at, F};
+    matmul_target gate = {s->gate, weight(s, PW_GATE, l), F}, up = {s->up, weight(s, PW_UP, l), F};
     share(p, matmul_groups(&gate, 1), &g0, &g1);
-    matmul_invariant_part(&gate, 1, p->xn, C, p->r0, p->r1, g0, g1);
-    matmul_invariant_part(&up, 1, p->xn, C, p->r0, p->r1, g0, g1);
+    matmul_part(s, p, &gate, 1, p->xn, C, p->r0, p->r1, g0, g1);
+    matmul_part(s, p, &up, 1, p->xn, C, p->r0, p->r1, g0, g1);
     int o0 = g0 * MATMUL_GROUP, o1 = g1 * MATMUL_GROUP < F ? g1 * MATMUL_GROUP : F;
     for (int r = p->r0; r < p->r1 && o0 < o1; r++) {
         size_t at = (size_t)r * F + (size_t)o0;
         swiglu_invariant(s->hidden + at, s->gate + at, s->up + at, (size_t)(o1 - o0));
     }
     sync_cols(p);
-    project_add(s, p, s->hidden, s->pw.w_down + at, F);
+    project_add(s, p, s->hidden, weight(s, PW_DOWN, l), F);
     sync_cols(p);
 }
 
@@ -638,10 +704,10 @@ static void head(rlvr_sampler *s, const rlvr_param_views *w, const part *p, int 
     if (h.r0 < head_from) h.r0 = head_from;
     if (h.r0 > h.r1) h.r0 = h.r1; /* no rows */
     norm_rows(s, &h, w->final_norm);
-    matmul_target t = {s->row_logits, s->pw.lm_head, s->mc.vocab};
+    matmul_target t = {s->row_logits, weight(s, PW_HEAD, 0), s->mc.vocab};
     int g0, g1;
     share(&h, matmul_groups(&t, 1), &g0, &g1);
-    matmul_invariant_part(&t, 1, h.xn, s->mc.d_model, h.r0, h.r1, g0, g1);
+    matmul_part(s, &h, &t, 1, h.xn, s->mc.d_model, h.r0, h.r1, g0, g1);
 }
 
 static void forward_part(rlvr_sampler *s, const part *p, int head_from) {
@@ -683,7 +749,13 @@ static int usable_threads(rlvr_sampler *s) {
     if (xn) s->xn = xn;
     int32_t *bounds = realloc(s->bounds, ((size_t)want + 1) * sizeof(int32_t));
     if (bounds) s->bounds = bounds;
-    if (scores && xn && bounds) s->threads = want;
+    bool act_ok = true; /* f32 keeps no rounded inputs */
+    if (s->act_bytes) {
+        unsigned char *act = realloc(s->act, (size_t)want * s->act_bytes);
+        if (act) s->act = act;
+        act_ok = act != NULL;
+    }
+    if (scores && xn && bounds && act_ok) s->threads = want;
     return s->threads;
 }
 

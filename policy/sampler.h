@@ -57,7 +57,11 @@
  * rlvr_model_param_views are not seen unless rlvr_model_params is called
  * after them. KV rows computed before an update keep the old weights'
  * values (the caller swaps weights at turn or rollout boundaries and records
- * the policy version). The packed copy costs as much memory as the weights.
+ * the policy version). The packed copy is in the configured format
+ * (rlvr_sampler_weights): 4 bytes per weight for f32, 2 for bf16, 34/32 for
+ * q8_0, and it is the only copy the sampler keeps. Every guarantee above
+ * (batch invariance, forks, prefill splits) holds for each format: any
+ * activation rounding is per row.
  *
  * Not thread-safe: one thread drives a sampler (kernels use OpenMP inside). */
 #ifndef RLVR_POLICY_SAMPLER_H
@@ -71,6 +75,18 @@
 
 #define RLVR_SAMPLER_CONFIG_VERSION 1
 
+/* The format of the sampler's copy of the weights ([sampler] weights;
+ * docs/POLICY.md "Weight formats"). F32 computes exactly what the training
+ * forward does; the others trade that for speed: BF16 rounds weights and
+ * activations to bfloat16, Q8_0 is GGUF's Q8_0 (blocks of 32 int8 values
+ * and one fp16 scale) against activations quantized to int8 per row and
+ * block of 32. */
+typedef enum {
+    RLVR_SAMPLER_WEIGHTS_F32 = 0,
+    RLVR_SAMPLER_WEIGHTS_BF16 = 1,
+    RLVR_SAMPLER_WEIGHTS_Q8_0 = 2,
+} rlvr_sampler_weights;
+
 typedef struct {
     int version;            /* RLVR_SAMPLER_CONFIG_VERSION */
     float temperature;      /* τ > 0: π = softmax(logits / τ), as in training; 0 = greedy */
@@ -80,6 +96,7 @@ typedef struct {
     int32_t max_new_tokens; /* tokens sampled per turn (since the last prefill) before
                                RLVR_SAMPLE_MAX_TOKENS; 0 = until the context is full */
     uint64_t seed;          /* run seed: the Philox key of every draw */
+    rlvr_sampler_weights weights; /* format of the packed weights the matmuls read */
 } rlvr_sampler_config;
 
 /* The [sampler] table's defaults (docs/CONFIG.md), seed 0; the seed of a
@@ -110,8 +127,17 @@ extern const rlvr_config_key rlvr_sampler_config_keys[];
 
 /* True when the sampler computes exactly what the training forward does,
  * so a sampled token's recorded log-prob is the trainer's own (the
- * trainer then needs no correction for a mismatch between the two). */
+ * trainer then needs no correction for a mismatch between the two): only
+ * for weights = f32. */
 bool rlvr_sampler_exact(const rlvr_sampler_config *c);
+
+/* The format's name as the [sampler] weights key spells it ("f32", "bf16",
+ * "q8_0"), and the kernel this build runs it with ("avx512", "avx512_bf16",
+ * "avx512_vnni", "portable", ...). Static strings. */
+const char *rlvr_sampler_weights_name(rlvr_sampler_weights w);
+const char *rlvr_sampler_weights_kernel(rlvr_sampler_weights w);
+/* Parses a format name (as the key spells it); RLVR_EINVAL naming the choices. */
+int rlvr_sampler_weights_parse(const char *name, rlvr_sampler_weights *out);
 
 /* Fills *out from a loaded configuration; the seed is left as it was (it
  * belongs to [run]). */
@@ -128,6 +154,10 @@ int rlvr_sampler_new(rlvr_sampler **out, const rlvr_model *model, const rlvr_sam
 void rlvr_sampler_free(rlvr_sampler *s);
 
 const rlvr_sampler_config *rlvr_sampler_config_of(const rlvr_sampler *s);
+
+/* Seconds the last packing of the weights took (at creation, or at the
+ * first call after the model's parameters changed: a weight sync). */
+double rlvr_sampler_pack_seconds(const rlvr_sampler *s);
 
 /* Tokens that end a turn (RLVR_SAMPLE_STOP_TOKEN); replaces the set. The
  * stop token itself is sampled, returned and appended like any other. */

@@ -271,8 +271,8 @@ static void tile_groups(const matmul_target *t, int n, const float *inp, int r0,
         int OC = t[i].OC, groups = (OC + MATMUL_GROUP - 1) / MATMUL_GROUP;
         for (int g = g0 > first ? g0 - first : 0; g < groups && first + g < g1; g++) {
             int o0 = g * MATMUL_GROUP, width = OC - o0 < MATMUL_GROUP ? OC - o0 : MATMUL_GROUP;
-            tile_panel(t[i].out + (size_t)r0 * OC + o0, OC, a, C, rows, t[i].packed + (size_t)g * C * MATMUL_GROUP,
-                       width);
+            tile_panel(t[i].out + (size_t)r0 * OC + o0, OC, a, C, rows,
+                       (const float *)t[i].packed + (size_t)g * C * MATMUL_GROUP, width);
         }
         first += groups;
     }

@@ -58,7 +58,8 @@ void matmul_pack(float *packed, const float *weight, int OC, int C, int g0, int 
  * targets[i].out (N, OC_i) = inp (N, C) · targets[i] weight (OC_i, C)ᵀ. */
 typedef struct {
     float *out;           /* (N, OC) */
-    const float *packed;  /* the weight (OC, C) packed by matmul_pack */
+    const void *packed;   /* the weight (OC, C) packed by matmul_pack (floats), or by
+                             quant_pack for the quantized kernels (quant_kernels.h) */
     int OC;
 } matmul_target;
 

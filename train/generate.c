@@ -103,6 +103,7 @@ static int make_sampler(rlvr_generator *g) {
     sc.kv_slots = g->opt.samples;
     sc.context = g->opt.context;
     sc.max_new_tokens = g->opt.max_new;
+    sc.weights = g->opt.weights;
     RLVR_TRY(rlvr_sampler_new(&g->sampler, g->model, &sc));
     if (g->opt.ignore_stop) return 0; /* g->n_stops = 0: the sampler has none either */
     g->n_stops = rlvr_template_stop_tokens(g->tok, g->stops);

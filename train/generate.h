@@ -10,7 +10,8 @@
  * 0 of --n 4 is the sample of --n 1. Temperature 0 is greedy. The log-prob
  * and entropy reported for each token are the model's at the temperature
  * (τ = 1 when greedy): what the trainer's forward computes for the same
- * tokens, top-p or not. */
+ * tokens, top-p or not, with the default f32 weights (bf16 and q8_0 give
+ * the fast sampler's own, docs/POLICY.md "Weight formats"). */
 #ifndef RLVR_TRAIN_GENERATE_H
 #define RLVR_TRAIN_GENERATE_H
 
@@ -37,10 +38,11 @@ typedef struct {
     int32_t context;        /* positions; 0 = the model's max_seq */
     int32_t samples;        /* the most samples one call draws (KV slots) */
     bool ignore_stop;       /* draw through stop tokens: every sample is max_new tokens (or fills the context) */
+    rlvr_sampler_weights weights; /* the sampler's weight format (f32: log-probs exactly the trainer's) */
 } rlvr_generate_options;
 
 /* Defaults: temperature 1, top_p 1, seed 1, 256 new tokens, the model's
- * context, one sample. */
+ * context, one sample, f32 weights. */
 void rlvr_generate_options_default(rlvr_generate_options *o);
 
 /* Why a sample ended. */

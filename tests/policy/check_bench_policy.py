@@ -5,11 +5,17 @@ ratio (numbers > 0, ratio = gflops / ceiling_gflops), except the one
 policy_machine line, which has fma_peak_gflops and read_gbps; the decode lines
 carry a roofline_tokens_per_s, the shared group's a roofline_speedup equal to
 its roofline over batch 1's; every bench appears as often as it should.
+The decode pair and one prefill come once per weight format of the sampler
+(f32, bf16, q8_0: a "weights" field and "weights=NAME(kernel)" in the
+config), the bf16 and q8_0 lines with a vs_f32 equal to their tokens_per_s
+over the f32 line of the same config; one policy_pack line per format
+(weights, kernel, ms, packed_bytes).
 Speed is not judged: no wall-clock limits in tests.
 
 With --model NAME it runs `rlvr bench policy --model NAME --quick --json`
-instead: the machine line, the decode pair, one prefill and one train step,
-every one of them with a roofline_tokens_per_s and a roofline_ratio equal to
+instead: the machine line, per weight format the decode pair and one prefill
+and a policy_pack line, and one train step, every one of them but the pack
+lines with a roofline_tokens_per_s and a roofline_ratio equal to
 tokens_per_s over it.
 
 usage: check_bench_policy.py RLVR_BINARY [--model NAME]"""
@@ -21,10 +27,13 @@ import sys
 REQUIRED = {"bench": str, "config": str, "tokens_per_s": float, "gflops": float,
             "ceiling_gflops": float, "ratio": float}
 MACHINE = {"bench": str, "config": str, "fma_peak_gflops": float, "read_gbps": float}
-BENCHES = {"policy_machine": 1, "policy_train_step": 2, "policy_decode": 4, "policy_group_prefill": 2, "policy_prefill": 1}
+FORMATS = ("f32", "bf16", "q8_0")
+PACK = {"bench": str, "config": str, "weights": str, "kernel": str, "ms": float, "packed_bytes": float}
+BENCHES = {"policy_machine": 1, "policy_train_step": 2, "policy_decode": 2 * len(FORMATS) + 2,
+           "policy_group_prefill": 2, "policy_prefill": len(FORMATS) + 1, "policy_pack": len(FORMATS)}
 WEIGHTS = {"bench": str, "config": str, "params": float, "weights_fnv1a": str}
-MODEL_BENCHES = {"policy_weights": 1, "policy_machine": 1, "policy_train_step": 1, "policy_decode": 2,
-                 "policy_prefill": 1}
+MODEL_BENCHES = {"policy_weights": 1, "policy_machine": 1, "policy_train_step": 1,
+                 "policy_decode": 2 * len(FORMATS), "policy_prefill": len(FORMATS), "policy_pack": len(FORMATS)}
 
 
 def check_line(n, line, failures):
@@ -36,7 +45,8 @@ def check_line(n, line, failures):
     if not isinstance(obj, dict):
         failures.append(f"line {n}: not a JSON object")
         return None
-    required = {"policy_machine": MACHINE, "policy_weights": WEIGHTS}.get(obj.get("bench"), REQUIRED)
+    required = {"policy_machine": MACHINE, "policy_weights": WEIGHTS, "policy_pack": PACK}.get(obj.get("bench"),
+                                                                                            REQUIRED)
     for key, kind in required.items():
         if key not in obj:
             failures.append(f"line {n}: field {key!r} missing")
@@ -52,12 +62,40 @@ def check_line(n, line, failures):
     return obj
 
 
+def check_formats(lines, failures):
+    """Each format's decode and prefill lines: the format named in the
+    weights field and the config; bf16 and q8_0 with vs_f32 = tokens_per_s
+    over the f32 line of the same config."""
+    f32 = {}
+    for obj in lines:
+        w = obj.get("weights")
+        if w not in FORMATS or f"weights={w}(" not in obj["config"]:
+            failures.append(f"{obj['config']}: weights {w!r} not one of {FORMATS} named in the config")
+            continue
+        key = (obj["bench"], obj["config"].split(" weights=")[0])
+        if w == "f32":
+            f32[key] = obj["tokens_per_s"]
+            if "vs_f32" in obj:
+                failures.append(f"{obj['config']}: an f32 line with vs_f32")
+        elif key not in f32:
+            failures.append(f"{obj['config']}: no f32 line of the same config before it")
+        elif not (isinstance(obj.get("vs_f32"), (int, float))
+                  and abs(obj["vs_f32"] - obj["tokens_per_s"] / f32[key]) <= 1e-3 * obj["vs_f32"]):
+            failures.append(f"{obj['config']}: vs_f32 {obj.get('vs_f32')!r} != tokens_per_s / f32's")
+
+
 def check_rooflines(lines, failures):
-    """The d=512 decode pair: positive rooflines, the group's speedup bound
-    equal to the ratio of the two rooflines."""
-    if len(lines) != 2:
-        failures.append(f"expected 2 policy_decode lines with roofline_tokens_per_s, got {len(lines)}")
+    """Each format's d=512 decode pair: positive rooflines, the group's
+    speedup bound equal to the ratio of the two rooflines."""
+    if len(lines) != 2 * len(FORMATS):
+        failures.append(f"expected {2 * len(FORMATS)} policy_decode lines with roofline_tokens_per_s, "
+                        f"got {len(lines)}")
         return
+    for i in range(0, len(lines), 2):
+        check_roofline_pair(lines[i:i + 2], failures)
+
+
+def check_roofline_pair(lines, failures):
     one, group = lines
     for obj in lines:
         if not (isinstance(obj["roofline_tokens_per_s"], (int, float)) and obj["roofline_tokens_per_s"] > 0):
@@ -85,7 +123,7 @@ def main():
     if proc.returncode != 0:
         print(f"FAIL: rlvr bench policy exited {proc.returncode}\n{proc.stderr}")
         return 1
-    failures, seen, big_decode = [], {}, []
+    failures, seen, big_decode, formatted = [], {}, [], []
     lines = [l for l in proc.stdout.splitlines() if l.strip()]
     for n, line in enumerate(lines, 1):
         obj = check_line(n, line, failures)
@@ -95,12 +133,19 @@ def main():
                 big_decode.append(obj)
             if model and obj["bench"] == "policy_weights" and not obj.get("config", "").startswith("random"):
                 failures.append(f"line {n}: --model benches random weights, the line says {obj.get('config')!r}")
-            if model and obj["bench"] not in ("policy_machine", "policy_weights"):
+            if model and obj["bench"] not in ("policy_machine", "policy_weights", "policy_pack"):
                 check_roofline_ratio(n, obj, failures)
+            if "weights" in obj and obj["bench"] in ("policy_decode", "policy_prefill"):
+                formatted.append(obj)
+            if obj["bench"] == "policy_pack" and obj.get("weights") not in FORMATS:
+                failures.append(f"line {n}: policy_pack of weights {obj.get('weights')!r}")
             if obj["bench"] in ("policy_decode", "policy_group_prefill") and "shared" in obj.get("config", "") \
                     and "unshared" not in obj["config"] and not obj.get("speedup", 0) > 0:
                 failures.append(f"line {n}: the shared {obj['bench']} line has no positive speedup")
     check_rooflines(big_decode, failures)
+    check_formats(formatted, failures)
+    if len(formatted) != 3 * len(FORMATS):
+        failures.append(f"expected {3 * len(FORMATS)} decode and prefill lines naming a format, got {len(formatted)}")
     for bench, count in (MODEL_BENCHES if model else BENCHES).items():
         if seen.get(bench, 0) != count:
             failures.append(f"expected {count} lines of {bench}, got {seen.get(bench, 0)}")

@@ -3,8 +3,8 @@
  * tiny checkpoint written here, so the test stays fast, with weights no
  * random initialisation gives: its policy_weights line must carry their
  * FNV-1a, computed here from the model written) and prints the machine
- * line, two decode lines, one prefill and one train step, each with a
- * roofline; both names of SmolLM2-135M are known, an unknown name (listing
+ * line, per weight format (f32, bf16, q8_0) two decode lines, one prefill
+ * (each with a roofline) and a packing line, and one train step; both names of SmolLM2-135M are known, an unknown name (listing
  * the known ones) or a missing file is an error, not an exit. Speed is not
  * judged: no wall-clock limits in tests. */
 #include "test.h"
@@ -74,16 +74,24 @@ int main(void) {
     rlvr_bench_options opt = {.quick = true, .json_only = true, .checkpoint = path};
     CHECK_OK(run_to_file(&opt, out));
     CHECK(count_lines(out, "\"bench\":\"policy_machine\"", "read_gbps") == 1);
-    CHECK(count_lines(out, "\"bench\":\"policy_decode\"", "d=64 L=2 H=2 KV=1 F=176 V=320") == 2);
-    CHECK(count_lines(out, "\"bench\":\"policy_decode\"", "roofline_ratio") == 2);
-    CHECK(count_lines(out, "batch=16 shared", "roofline_speedup") == 1);
-    CHECK(count_lines(out, "\"bench\":\"policy_prefill\"", "roofline_ratio") == 1);
+    CHECK(count_lines(out, "\"bench\":\"policy_decode\"", "d=64 L=2 H=2 KV=1 F=176 V=320") == 6);
+    CHECK(count_lines(out, "\"bench\":\"policy_decode\"", "roofline_ratio") == 6);
+    CHECK(count_lines(out, "batch=16 shared", "roofline_speedup") == 3);
+    CHECK(count_lines(out, "\"bench\":\"policy_prefill\"", "roofline_ratio") == 3);
+    /* once per weight format, the fast ones against f32 */
+    const char *formats[] = {"\"weights\":\"f32\"", "\"weights\":\"bf16\"", "\"weights\":\"q8_0\""};
+    for (int i = 0; i < 3; i++) {
+        CHECK(count_lines(out, "\"bench\":\"policy_decode\"", formats[i]) == 2);
+        CHECK(count_lines(out, "\"bench\":\"policy_prefill\"", formats[i]) == 1);
+        CHECK(count_lines(out, "\"bench\":\"policy_pack\"", formats[i]) == 1);
+    }
+    CHECK(count_lines(out, "\"vs_f32\"", NULL) == 6);
     CHECK(count_lines(out, "\"bench\":\"policy_train_step\"", "roofline_ratio") == 1);
     char want[64];
     snprintf(want, sizeof want, "\"weights_fnv1a\":\"%016llx\"", (unsigned long long)hash);
     CHECK(count_lines(out, "\"bench\":\"policy_weights\"", want) == 1);
     CHECK(count_lines(out, "\"bench\":\"policy_weights\"", path) == 1);
-    CHECK(count_lines(out, "\"bench\":", NULL) == 6);
+    CHECK(count_lines(out, "\"bench\":", NULL) == 15);
 
     /* the names scripts/fetch_smollm2.sh gives and the short one: one shape */
     rlvr_model_config a, b;

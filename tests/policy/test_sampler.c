@@ -10,7 +10,13 @@
  * sharing (fork) gives the same tokens and log-probs as unshared decoding,
  * bit for bit. Also: the draw follows the distribution, a prefill split into
  * pieces equals one prefill, new weights are seen by the next call, and the
- * slot state machine refuses misuse. */
+ * slot state machine refuses misuse.
+ *
+ * The fast weight formats ([sampler] weights = bf16, q8_0) run the same
+ * checks of sharing, prefill pieces, copy-on-write and weight updates bit
+ * for bit; their log-probs differ from the trainer's float32 ones, and the
+ * test prints the max and mean |sampler − trainer| per format and checks
+ * them against a loose bound that a broken kernel would exceed. */
 #include "core/rng.h"
 #include "policy/sampler.h"
 #include "policy/template.h"
@@ -18,6 +24,9 @@
 #include "test.h"
 
 #include <stdbool.h>
+
+/* The format every sampler of the test is made with (main runs each). */
+static rlvr_sampler_weights weights_under_test = RLVR_SAMPLER_WEIGHTS_F32;
 
 static rlvr_model *make_model_shaped(bool tied, uint64_t seed, int d_model, int n_heads, int n_kv_heads) {
     rlvr_model_config cfg = {
@@ -64,6 +73,7 @@ static rlvr_sampler *make_sampler(const rlvr_model *m, float temperature, int sl
     sc.context = context;
     sc.max_new_tokens = 16;
     sc.seed = 0x5eed5eedULL;
+    sc.weights = weights_under_test;
     rlvr_sampler *s = NULL;
     CHECK_OK(rlvr_sampler_new(&s, m, &sc));
     return s;
@@ -80,8 +90,9 @@ static void set_stops(rlvr_sampler *s, const rlvr_tokenizer *t) {
 }
 
 /* Re-scores every record with the training forward; returns the largest
- * |Δ log-prob| over policy tokens and checks the entropy too. */
-static double rescore(rlvr_model *m, const sim_run *run, float temperature, double *max_dent) {
+ * |Δ log-prob| over policy tokens (their mean in *mean_dlp) and the largest
+ * |Δ entropy|. */
+static double rescore(rlvr_model *m, const sim_run *run, float temperature, double *max_dent, double *mean_dlp) {
     int32_t offsets[SIM_MAX + 1] = {0};
     for (int i = 0; i < run->n; i++) offsets[i + 1] = offsets[i] + run->rec[i].n_tokens;
     int32_t total = offsets[run->n];
@@ -91,7 +102,8 @@ static double rescore(rlvr_model *m, const sim_run *run, float temperature, doub
         memcpy(tokens + offsets[i], run->rec[i].tokens, (size_t)run->rec[i].n_tokens * sizeof *tokens);
     rlvr_batch batch = {.n_seqs = run->n, .offsets = offsets, .tokens = tokens};
     CHECK_OK(rlvr_model_forward(m, &batch, temperature, lp, ent));
-    double max_dlp = 0.0;
+    double max_dlp = 0.0, sum_dlp = 0.0;
+    int counted = 0;
     *max_dent = 0.0;
     for (int i = 0; i < run->n; i++) {
         const rlvr_rollout *r = &run->rec[i];
@@ -102,8 +114,11 @@ static double rescore(rlvr_model *m, const sim_run *run, float temperature, doub
             double e = fabs((double)ent[at] - r->entropy[k]);
             if (d > max_dlp) max_dlp = d;
             if (e > *max_dent) *max_dent = e;
+            sum_dlp += d;
+            counted++;
         }
     }
+    *mean_dlp = counted ? sum_dlp / counted : 0.0;
     free(tokens);
     free(lp);
     free(ent);
@@ -143,13 +158,28 @@ static void test_agreement(rlvr_model *m, bool tied, float temperature, const rl
     CHECK_OK(sim_execute(&shared, s, &so));
     check_coverage(&shared, t);
 
-    double max_dent = 0.0;
-    double max_dlp = rescore(m, &shared, temperature, &max_dent);
-    printf("agreement (tied=%d, tau=%.2f, head size %d): max |dlogprob| = %.3g, max |dentropy| = %.3g\n", tied,
-           (double)temperature, rlvr_model_config_of(m)->d_model / rlvr_model_config_of(m)->n_heads, max_dlp,
-           max_dent);
-    CHECK_MSG(max_dlp == 0.0, "sampling log-probs differ from the trainer's by %.3g", max_dlp);
-    CHECK_MSG(max_dent == 0.0, "sampling entropies differ from the trainer's by %.3g", max_dent);
+    double max_dent = 0.0, mean_dlp = 0.0;
+    double max_dlp = rescore(m, &shared, temperature, &max_dent, &mean_dlp);
+    const char *fmt = rlvr_sampler_weights_name(weights_under_test);
+    printf("agreement %-4s (tied=%d, tau=%.2f, head size %d): |sampler - trainer log-prob| max %.3g mean %.3g, "
+           "max |dentropy| = %.3g\n",
+           fmt, tied, (double)temperature, rlvr_model_config_of(m)->d_model / rlvr_model_config_of(m)->n_heads,
+           max_dlp, mean_dlp, max_dent);
+    if (rlvr_sampler_exact(rlvr_sampler_config_of(s))) {
+        CHECK_MSG(max_dlp == 0.0, "sampling log-probs differ from the trainer's by %.3g", max_dlp);
+        CHECK_MSG(max_dent == 0.0, "sampling entropies differ from the trainer's by %.3g", max_dent);
+    } else {
+        /* bf16 rounds each weight and activation by up to 2^-9 of itself,
+         * q8_0 by up to 1/254 of its block's largest; over two layers and
+         * the head the logits (spread 1.6 here) move by a few hundredths:
+         * mean |Δ| about 0.02 (bf16) and 0.05 (q8_0). A kernel that reads
+         * the wrong channel, block or scale moves them by their spread (a
+         * mean near 1). */
+        CHECK_MSG(max_dlp < 1.0 && mean_dlp < 0.15, "%s log-probs %.3g from the trainer's (mean %.3g)", fmt, max_dlp,
+                  mean_dlp);
+        CHECK_MSG(max_dent < 0.5, "%s entropies %.3g from the trainer's", fmt, max_dent);
+        CHECK_MSG(max_dlp > 0.0, "%s log-probs equal the float32 trainer's: the format is not in use", fmt);
+    }
 
     /* the same group without sharing: each rollout prefills its own prompt */
     sim_run alone = {.n = 8, .group_size = 4, .turns = 3, .step = 5, .tok = t};
@@ -261,6 +291,7 @@ static void test_copy_on_write(const rlvr_tokenizer *t) {
     sc.context = 256;
     sc.max_new_tokens = 0;
     sc.seed = 4;
+    sc.weights = weights_under_test;
     rlvr_sampler *s = NULL;
     CHECK_OK(rlvr_sampler_new(&s, m, &sc));
     if (!s) {
@@ -436,6 +467,26 @@ static void test_config_keys(void) {
     CHECK(rlvr_config_parse(&cfg, "[sampler]\ntemperature = 0\n", "t.ini", schemas) == RLVR_ECONFIG);
     CHECK(rlvr_config_parse(&cfg, "[sampler]\nkv_slot = 4\n", "t.ini", schemas) == RLVR_ECONFIG);
     CHECK(strstr(rlvr_error_last(), "kv_slots") != NULL); /* did you mean */
+
+    /* weights: the default is f32, the only exact format; unknown names are refused */
+    CHECK(sc.weights == RLVR_SAMPLER_WEIGHTS_F32 && rlvr_sampler_exact(&sc));
+    const char *names[] = {"f32", "bf16", "q8_0"};
+    for (int i = 0; i < 3; i++) {
+        char text[64];
+        snprintf(text, sizeof text, "[sampler]\nweights = %s\n", names[i]);
+        CHECK_OK(rlvr_config_parse(&cfg, text, "t.ini", schemas));
+        if (cfg) CHECK_OK(rlvr_sampler_config_from(&sc, cfg));
+        CHECK((int)sc.weights == i && rlvr_sampler_exact(&sc) == (i == 0));
+        CHECK(strcmp(rlvr_sampler_weights_name(sc.weights), names[i]) == 0);
+        rlvr_sampler_weights parsed;
+        CHECK(rlvr_sampler_weights_parse(names[i], &parsed) == 0 && (int)parsed == i);
+        rlvr_config_free(cfg);
+        cfg = NULL;
+    }
+    rlvr_sampler_weights parsed;
+    CHECK(rlvr_sampler_weights_parse("q4_0", &parsed) == RLVR_EINVAL);
+    CHECK(rlvr_config_parse(&cfg, "[sampler]\nweights = q4_0\n", "t.ini", schemas) == RLVR_ECONFIG);
+    CHECK(strstr(rlvr_error_last(), "weights") != NULL);
 }
 
 int main(void) {
@@ -455,6 +506,18 @@ int main(void) {
     test_weight_update();
     test_state_machine();
     test_config_keys();
+    /* the fast formats: the trainer mismatch, and every sharing and update guarantee bit for bit */
+    rlvr_sampler_weights fast[] = {RLVR_SAMPLER_WEIGHTS_BF16, RLVR_SAMPLER_WEIGHTS_Q8_0};
+    for (int i = 0; i < 2; i++) {
+        weights_under_test = fast[i];
+        test_agreement(make_model(false, 7), false, 1.0f, t);
+        test_agreement(make_model(true, 11), true, 0.7f, t);
+        test_agreement(make_model_shaped(false, 17, 72, 3, 1), false, 1.0f, t);
+        test_agreement(make_model_extras(19), false, 1.0f, t);
+        test_prefill_pieces(t);
+        test_copy_on_write(t);
+        test_weight_update();
+    }
     rlvr_tokenizer_free(t);
     return test_summary("test_sampler");
 }

@@ -8,7 +8,11 @@
  * rows and channels are split into parts; and the vectorised SwiGLU (element
  * by element, close to libm's formula). Two models: one whose KV heads do
  * not divide among two threads (they split each step) and one whose do (each
- * thread takes whole KV heads through q/k/v, RoPE and attention). */
+ * thread takes whole KV heads through q/k/v, RoPE and attention). The
+ * sampler runs are repeated for each weight format ([sampler] weights =
+ * f32, bf16, q8_0): the quantized kernels round activations per row, so
+ * the same invariance must hold bit for bit (tests/policy/
+ * test_quant_kernels.c checks the kernels themselves). */
 #include "core/rng.h"
 #include "policy/sampler.h"
 #include "policy/sampler_kernels.h"
@@ -164,7 +168,7 @@ static rlvr_model *make_model(int d_model, int n_heads, int n_kv_heads, bool ext
 /* How a case splits forward calls: the sampler's own choice (rows_each 0),
  * or every call to the threads with row groups of at least rows_each rows. */
 static int run_case(sim_run *run, const rlvr_model *m, const rlvr_tokenizer *t, const sim_options *opt,
-                    int threads, int rows_each, uint32_t step) {
+                    int threads, int rows_each, uint32_t step, rlvr_sampler_weights weights) {
     rlvr_sampler_config sc;
     rlvr_sampler_config_default(&sc);
     sc.temperature = 0.8f;
@@ -172,6 +176,7 @@ static int run_case(sim_run *run, const rlvr_model *m, const rlvr_tokenizer *t, 
     sc.context = 192; /* small enough that some rollouts run out of context */
     sc.max_new_tokens = 32;
     sc.seed = 20240601;
+    sc.weights = weights;
     rlvr_sampler *s = NULL;
     omp_set_num_threads(threads);
     int rc = rlvr_sampler_new(&s, m, &sc);
@@ -191,7 +196,8 @@ static int run_case(sim_run *run, const rlvr_model *m, const rlvr_tokenizer *t, 
     return rc;
 }
 
-static void test_batches(const rlvr_tokenizer *t, int d_model, int n_heads, int n_kv_heads, bool extras) {
+static void test_batches(const rlvr_tokenizer *t, int d_model, int n_heads, int n_kv_heads, bool extras,
+                         rlvr_sampler_weights weights) {
     rlvr_model *m = make_model(d_model, n_heads, n_kv_heads, extras);
     if (!m) return;
     static const struct {
@@ -215,24 +221,27 @@ static void test_batches(const rlvr_tokenizer *t, int d_model, int n_heads, int 
         {{.batch = 3, .order = 0, .share_prompt = false, .slot_shift = 1}, 4, 1, "batch 3, 4 threads, rows"},
     };
     sim_run base;
-    CHECK_OK(run_case(&base, m, t, &cases[0].opt, cases[0].threads, cases[0].rows_each, 2));
+    CHECK_OK(run_case(&base, m, t, &cases[0].opt, cases[0].threads, cases[0].rows_each, 2, weights));
     int policy = 0, ctx_stops = 0;
     for (int i = 0; i < base.n; i++) {
         policy += rlvr_rollout_policy_tokens(&base.rec[i]);
         ctx_stops += base.rec[i].stop == RLVR_STOP_CONTEXT;
     }
-    printf("d_model %d, %d heads, %d KV heads%s: baseline %d policy tokens over %d rollouts, %d ended by the context\n",
-           d_model, n_heads, n_kv_heads, extras ? ", biases, llama3 RoPE" : "", policy, base.n, ctx_stops);
+    printf("%-4s d_model %d, %d heads, %d KV heads%s: baseline %d policy tokens over %d rollouts, %d ended by the "
+           "context\n",
+           rlvr_sampler_weights_name(weights), d_model, n_heads, n_kv_heads, extras ? ", biases, llama3 RoPE" : "",
+           policy, base.n, ctx_stops);
     CHECK(policy > 100);
     for (size_t c = 1; c < sizeof cases / sizeof cases[0]; c++) {
         sim_run other;
-        CHECK_OK(run_case(&other, m, t, &cases[c].opt, cases[c].threads, cases[c].rows_each, 2));
-        CHECK_MSG(sim_same(&base, &other), "%s differs from %s", cases[c].name, cases[0].name);
+        CHECK_OK(run_case(&other, m, t, &cases[c].opt, cases[c].threads, cases[c].rows_each, 2, weights));
+        CHECK_MSG(sim_same(&base, &other), "%s: %s differs from %s", rlvr_sampler_weights_name(weights),
+                  cases[c].name, cases[0].name);
         sim_free(&other);
     }
     /* a different step keys different draws: the comparison does see changes */
     sim_run moved;
-    CHECK_OK(run_case(&moved, m, t, &cases[0].opt, 2, 0, 3));
+    CHECK_OK(run_case(&moved, m, t, &cases[0].opt, 2, 0, 3, weights));
     CHECK(!sim_same(&base, &moved));
     sim_free(&moved);
     sim_free(&base);
@@ -247,9 +256,12 @@ int main(void) {
     check_matmul_invariance(130, 2 * MATMUL_GROUP + 5); /* several panels and several input chunks */
     rlvr_tokenizer *t = NULL;
     CHECK_OK(rlvr_tokenizer_new_byte(&t));
-    if (t) test_batches(t, 96, 6, 3, false);
-    if (t) test_batches(t, 128, 4, 2, false);
-    if (t) test_batches(t, 128, 4, 2, true);
+    rlvr_sampler_weights formats[] = {RLVR_SAMPLER_WEIGHTS_F32, RLVR_SAMPLER_WEIGHTS_BF16, RLVR_SAMPLER_WEIGHTS_Q8_0};
+    for (int f = 0; f < 3 && t; f++) {
+        test_batches(t, 96, 6, 3, false, formats[f]);
+        test_batches(t, 128, 4, 2, false, formats[f]);
+        test_batches(t, 128, 4, 2, true, formats[f]);
+    }
     rlvr_tokenizer_free(t);
     return test_summary("test_sampler_determinism");
 }
