@@ -13,7 +13,14 @@
  *       bias correction, decoupled weight decay on matrices only), with the
  *       lr, betas, eps and weight decay written in the configuration below.
  * The run directory is a fresh temporary directory that the step must leave
- * empty ([shards] write = false). */
+ * empty ([shards] write = false).
+ *
+ * The steps run twice: with the exact float32 sampler (behaviour mode:
+ * ratios against the recorded log-probs) and with [sampler] weights =
+ * bf16, whose log-probs the trainer must not take for its own: the loss is
+ * then the objective's decoupled mode with π_prox = the trainer's log-probs
+ * at the start of the step, and the step reports the mean and max gap and
+ * the share of tokens whose importance weight reached the cap. */
 #include "core/record.h"
 #include "policy/model.h"
 #include "rl/objective.h"
@@ -43,11 +50,12 @@
 #define N_RECS 4
 #define STEPS 3
 
-static int config_text(char *out, size_t cap, const char *dir) {
+static int config_text(char *out, size_t cap, const char *dir, const char *weights) {
     int n = snprintf(out, cap,
                      "[run]\nname = steps\nout_dir = %s\nseed = 11\n\n"
                      "[model]\nd_model = 16\nn_layers = 1\nn_heads = 2\nn_kv_heads = 1\nd_ff = 32\nmax_seq = 64\n\n"
-                     "[sampler]\nkv_slots = 4\ncontext_tokens = 64\nmax_new_tokens = 16\ntemperature = %g\n\n"
+                     "[sampler]\nkv_slots = 4\ncontext_tokens = 64\nmax_new_tokens = 16\ntemperature = %g\n"
+                     "weights = %s\n\n"
                      "[harness]\nmax_turns = 1\nmax_policy_tokens = 32\nmax_context_tokens = 64\n\n"
                      "[reward]\nmax_tokens = 32\nlength_budget = 24\nlength_slope = 0.2\n\n"
                      "[optim]\nlr = %g\nbeta1 = %g\nbeta2 = %g\neps = %g\nweight_decay = %g\ngrad_clip = 0\n"
@@ -55,7 +63,7 @@ static int config_text(char *out, size_t cap, const char *dir) {
                      "[grpo]\ngroup_size = 2\ngroups_per_step = 2\nepochs = 1\naggregation = tokens\n\n"
                      "[train]\nsteps = %d\ninit = scratch\n\n"
                      "[shards]\nwrite = false\n",
-                     dir, TEMPERATURE, LR, BETA1, BETA2, EPS, WEIGHT_DECAY, STEPS);
+                     dir, TEMPERATURE, weights, LR, BETA1, BETA2, EPS, WEIGHT_DECAY, STEPS);
     return n > 0 && (size_t)n < cap ? 0 : -1;
 }
 
@@ -89,9 +97,16 @@ static void script_sampling(rlvr_rollout *const *recs, const rlvr_pack *p) {
         }
 }
 
-/* (a): the objective evaluated directly, as the trainer's step must. */
+/* What the step must report besides its loss. */
+typedef struct {
+    int64_t tokens, capped;
+    double gap_max, gap_sum;
+} direct_stats;
+
+/* (a): the objective evaluated directly, as the trainer's step must: with
+ * `prox`, in decoupled mode against the current log-probs as π_prox. */
 static double direct_loss(const rlvr_pack *p, const rlvr_rollout *const *recs, const double *adv,
-                          const rlvr_objective_options *opt, int64_t *tokens) {
+                          const rlvr_objective_options *opt, bool prox, direct_stats *out) {
     int64_t T = p->offsets[p->n_seqs];
     double *lp = calloc((size_t)T, sizeof *lp), *lps = calloc((size_t)T, sizeof *lps);
     double *ent = calloc((size_t)T, sizeof *ent), *w = calloc((size_t)T, sizeof *w);
@@ -102,12 +117,20 @@ static double direct_loss(const rlvr_pack *p, const rlvr_rollout *const *recs, c
             int64_t at = p->offsets[i] + k;
             lp[at] = p->logp[at], ent[at] = p->entropy[at], lps[at] = recs[i]->logprobs[k];
         }
+    *out = (direct_stats){0};
+    for (int64_t t = 0; t < T; t++) {
+        if (!p->policy[t]) continue;
+        double d = fabs(lp[t] - lps[t]);
+        out->gap_sum += d;
+        out->gap_max = d > out->gap_max ? d : out->gap_max;
+        out->capped += exp(lp[t] - lps[t]) > opt->is_cap; /* π_θ = π_prox at the step's start */
+    }
     rlvr_objective_input in = {.n_seqs = p->n_seqs, .offsets = p->offsets, .mask = p->policy, .logp = lp,
-                               .logp_sample = lps, .entropy = ent, .advantage = adv};
+                               .logp_sample = lps, .logp_prox = prox ? lp : NULL, .entropy = ent, .advantage = adv};
     rlvr_objective_stats st;
     CHECK_OK(rlvr_rl_objective(w, we, &st, &in, opt));
     free(lp), free(lps), free(ent), free(w), free(we);
-    *tokens = st.tokens;
+    out->tokens = st.tokens;
     return st.loss;
 }
 
@@ -176,10 +199,11 @@ static bool dir_is_empty(const char *path) {
     return n == 0;
 }
 
-static void test_steps(void) {
+static void test_steps(const char *weights) {
     char dir[] = "/tmp/rlvr_trainer_steps.XXXXXX", text[2048];
     CHECK(mkdtemp(dir) != NULL);
-    CHECK(config_text(text, sizeof text, dir) == 0);
+    CHECK(config_text(text, sizeof text, dir, weights) == 0);
+    bool exact = strcmp(weights, "f32") == 0;
     rlvr_run run;
     int failed = test_failures;
     CHECK_OK(rlvr_run_parse(&run, text, "test_trainer_steps.ini", NULL, rlvr_train_schemas));
@@ -207,8 +231,9 @@ static void test_steps(void) {
         rlvr_objective_options opt = run.rl.grpo.objective;
         opt.entropy_coef = ENTROPY_COEF;
         opt.normaliser = (double)rlvr_pack_policy_tokens(&pack);
-        int64_t want_tokens = 0;
-        double want_loss = direct_loss(&pack, crp, adv, &opt, &want_tokens);
+        direct_stats want;
+        double want_loss = direct_loss(&pack, crp, adv, &opt, !exact, &want);
+        int64_t want_tokens = want.tokens;
         snapshot before;
         take_snapshot(&before, m);
 
@@ -223,9 +248,17 @@ static void test_steps(void) {
         CHECK_MSG(norm > 0 && fabs(s.grad_norm - norm) <= 1e-5 * norm, "step %lld: grad norm %g, the gradient's %g",
                   (long long)step, s.grad_norm, norm);
         CHECK(s.lr == (float)LR);
-        if (step == 1) /* the scripted ratios reach the clip and the importance cap */
+        if (step == 1 && exact) /* the scripted ratios reach the clip and the importance cap */
             CHECK_MSG(s.clipped > 0 && s.truncated_is > 0, "clipped %lld, truncated %lld", (long long)s.clipped,
                       (long long)s.truncated_is);
+        if (!exact) { /* the mismatch weight, not the ratio, reaches the cap; nothing is clipped at π_θ = π_prox */
+            CHECK_MSG(s.truncated_is == want.capped && want.capped > 0 && s.clipped == 0,
+                      "step %lld: capped %lld (want %lld), clipped %lld", (long long)step, (long long)s.truncated_is,
+                      (long long)want.capped, (long long)s.clipped);
+        }
+        CHECK_MSG(fabs(s.logprob_diff_max - want.gap_max) <= 1e-9 && fabs(s.logprob_diff_sum - want.gap_sum) <= 1e-9,
+                  "step %lld: gap max %g sum %g, want %g and %g", (long long)step, s.logprob_diff_max,
+                  s.logprob_diff_sum, want.gap_max, want.gap_sum);
         check_adamw(m, &before, step);
         free_snapshot(&before);
     }
@@ -239,6 +272,7 @@ static void test_steps(void) {
 }
 
 int main(void) {
-    test_steps();
+    test_steps("f32");
+    test_steps("bf16");
     return test_summary("test_trainer_steps");
 }
