@@ -50,7 +50,8 @@ const rlvr_config_key rlvr_rl_config_keys[] = {
     RLVR_KEY_DOUBLE("grpo", "clip_high", rlvr_grpo_config, objective.clip_high, "0.28", 0, 10,
         "eps_high: ratios above 1 + clip_high are clipped (clip-higher: >= clip_low)"),
     RLVR_KEY_DOUBLE("grpo", "is_cap", rlvr_grpo_config, objective.is_cap, "2", 1, 1e6,
-        "C: cap on importance weights against the sampling log-probs (stale rollouts); >= 1 + clip_high"),
+        "C: cap on importance weights against the sampling log-probs (stale rollouts, a sampler that is not f32); "
+        ">= 1 + clip_high"),
     RLVR_KEY_DOUBLE("grpo", "kl_beta", rlvr_grpo_config, objective.kl_beta, "0", 0, 100,
         "beta of the k3 KL penalty to the reference model (0 = no reference)"),
     RLVR_KEY_ENUM("grpo", "aggregation", rlvr_grpo_config, objective.aggregation, "tokens", "tokens|constant|sequence",
