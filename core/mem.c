@@ -8,8 +8,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 enum { HEADER = 64 };
+
+void rlvr_mem_release(void *p, size_t bytes) {
+    long page = sysconf(_SC_PAGESIZE);
+    if (!p || page <= 0) return;
+    uintptr_t lo = ((uintptr_t)p + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+    uintptr_t hi = ((uintptr_t)p + bytes) & ~((uintptr_t)page - 1);
+    /* best effort: on failure the pages simply stay */
+    if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
 
 #if !RLVR_MEM_FORK_PRIVATE
 /* exactly `bytes` long, so that ASan catches the first byte past the end */

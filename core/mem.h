@@ -35,4 +35,10 @@ void *rlvr_mem_alloc(size_t bytes);
 /* Frees a buffer from rlvr_mem_alloc; NULL is ignored. */
 void rlvr_mem_free(void *p);
 
+/* Gives the whole pages inside [p, p + bytes) of a buffer from
+ * rlvr_mem_alloc back to the kernel (MADV_DONTNEED): they stop counting in
+ * the process's memory and read as 0 afterwards (writing them takes fresh
+ * zeroed pages). The partial pages at either end keep their contents. */
+void rlvr_mem_release(void *p, size_t bytes);
+
 #endif

@@ -158,6 +158,12 @@ int rlvr_checkpoint_model_tensors(const rlvr_checkpoint *ck, int (*fn)(void *use
  * the field). */
 int rlvr_checkpoint_read_model(const rlvr_checkpoint *ck, rlvr_model *model);
 
+/* Loads parameter tensor i (policy/model.h's order) alone into the model,
+ * the configuration checked as rlvr_checkpoint_read_model does; moments
+ * are not read. A tied LM head has nothing to read. For streaming a
+ * checkpoint into a sampler's packed copy (rlvr_sampler_pack_tensor). */
+int rlvr_checkpoint_read_model_tensor(const rlvr_checkpoint *ck, rlvr_model *model, int i);
+
 /* Creates a model from the stored configuration and loads it. */
 int rlvr_checkpoint_load_model(const rlvr_checkpoint *ck, rlvr_model **out);
 

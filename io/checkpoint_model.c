@@ -48,15 +48,20 @@ static int tensor_shape(const rlvr_model_config *c, const char *name, int *rank,
                      name);
 }
 
-/* Calls fn for every stored tensor with its offset in the flat buffers. */
+/* Calls fn for every stored tensor (or tensor `only` alone, when >= 0)
+ * with its offset in the flat buffers. */
 typedef int (*tensor_fn)(const char *name, int rank, const hsize_t *dims, size_t offset, void *user);
 
-static int for_each_tensor(const rlvr_model *m, tensor_fn fn, void *user) {
+static int for_tensors(const rlvr_model *m, int only, tensor_fn fn, void *user) {
     const rlvr_model_config *c = rlvr_model_config_of(m);
     size_t offset = 0;
     for (int i = 0; i < RLVR_PARAM_TENSORS; i++) {
         size_t n = rlvr_model_tensor_size(m, i);
         if (n == 0) continue; /* the tied LM head */
+        if (only >= 0 && i != only) {
+            offset += n;
+            continue;
+        }
         const char *name = rlvr_model_tensor_name(i);
         int rank = 0;
         hsize_t dims[3] = {0, 0, 0};
@@ -69,11 +74,13 @@ static int for_each_tensor(const rlvr_model *m, tensor_fn fn, void *user) {
         RLVR_TRY(fn(name, rank, dims, offset, user));
         offset += n;
     }
-    if (offset != rlvr_model_num_params(m))
+    if (only < 0 && offset != rlvr_model_num_params(m))
         return RLVR_FAIL(RLVR_ESTATE, "checkpoint: tensors cover %zu of %zu parameters", offset,
                          rlvr_model_num_params(m));
     return 0;
 }
+
+static int for_each_tensor(const rlvr_model *m, tensor_fn fn, void *user) { return for_tensors(m, -1, fn, user); }
 
 typedef struct {
     hid_t loc;
@@ -307,12 +314,26 @@ int rlvr_checkpoint_model_tensors(const rlvr_checkpoint *ck, int (*fn)(void *use
     return rc;
 }
 
-int rlvr_checkpoint_read_model(const rlvr_checkpoint *ck, rlvr_model *model) {
+static int check_stored_config(const rlvr_checkpoint *ck, const rlvr_model *model) {
     rlvr_model_config stored;
     RLVR_TRY(rlvr_checkpoint_model_config(ck, &stored));
     char why[256];
     if (config_difference(&stored, rlvr_model_config_of(model), why, sizeof why))
         return rlvr_error_set(RLVR_EFORMAT, "%s: model configuration differs: %s", ck->path, why);
+    return 0;
+}
+
+int rlvr_checkpoint_read_model_tensor(const rlvr_checkpoint *ck, rlvr_model *model, int i) {
+    if (i < 0 || i >= RLVR_PARAM_TENSORS)
+        return RLVR_FAIL(RLVR_EINVAL, "checkpoint: no parameter tensor %d", i);
+    RLVR_TRY(check_stored_config(ck, model));
+    if (rlvr_model_tensor_size(model, i) == 0) return 0;
+    tensor_io t = {.loc = ck->file, .group = "model/params", .base = rlvr_model_params(model), .what = ck->path};
+    return for_tensors(model, i, read_tensor, &t);
+}
+
+int rlvr_checkpoint_read_model(const rlvr_checkpoint *ck, rlvr_model *model) {
+    RLVR_TRY(check_stored_config(ck, model));
     tensor_io t = {.loc = ck->file, .group = "model/params", .base = rlvr_model_params(model), .what = ck->path};
     RLVR_TRY(for_each_tensor(model, read_tensor, &t));
     if (ck->info.has_moments) {

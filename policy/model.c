@@ -274,7 +274,7 @@ static void init_params(rlvr_model *m) {
     }
 }
 
-int rlvr_model_new(rlvr_model **out, const rlvr_model_config *cfg) {
+int rlvr_model_new_blank(rlvr_model **out, const rlvr_model_config *cfg) {
     *out = NULL;
     RLVR_TRY(rlvr_model_config_validate(cfg));
     rlvr_model *m;
@@ -291,9 +291,19 @@ int rlvr_model_new(rlvr_model **out, const rlvr_model_config *cfg) {
         return RLVR_FAIL(RLVR_ENOMEM, "model: out of memory for %zu parameters", n);
     }
     point_views(&m->pv, m->params, m->tensor_size, cfg->tie_embeddings);
-    init_params(m);
     *out = m;
     return 0;
+}
+
+int rlvr_model_new(rlvr_model **out, const rlvr_model_config *cfg) {
+    RLVR_TRY(rlvr_model_new_blank(out, cfg));
+    init_params(*out);
+    return 0;
+}
+
+void rlvr_model_release_tensor(rlvr_model *m, int i) {
+    if (i < 0 || i >= RLVR_PARAM_TENSORS) return;
+    rlvr_mem_release(m->params + rlvr_model_tensor_offset(m, i), m->tensor_size[i] * sizeof(float));
 }
 
 void rlvr_model_free(rlvr_model *m) {
@@ -341,6 +351,12 @@ const char *rlvr_model_tensor_name(int i) { return i >= 0 && i < RLVR_PARAM_TENS
 
 size_t rlvr_model_tensor_size(const rlvr_model *m, int i) {
     return i >= 0 && i < RLVR_PARAM_TENSORS ? m->tensor_size[i] : 0;
+}
+
+size_t rlvr_model_tensor_offset(const rlvr_model *m, int i) {
+    size_t offset = 0;
+    for (int j = 0; j < i && j < RLVR_PARAM_TENSORS; j++) offset += m->tensor_size[j];
+    return offset;
 }
 
 bool rlvr_model_tensor_decays(int i) {

@@ -96,7 +96,20 @@ int rlvr_model_config_validate(const rlvr_model_config *cfg);
  * scaled by 1/sqrt(2L)), norm weights 1, q/k/v biases 0. Gradients, moments and activations
  * are allocated lazily. */
 int rlvr_model_new(rlvr_model **out, const rlvr_model_config *cfg);
+/* The same model with every parameter 0 and no page of the parameter
+ * buffer touched yet (it costs memory only as it is written): for a model
+ * whose parameters are read in at once, e.g. a checkpoint streamed tensor
+ * by tensor into a sampler (rlvr_sampler_pack_tensor). */
+int rlvr_model_new_blank(rlvr_model **out, const rlvr_model_config *cfg);
 void rlvr_model_free(rlvr_model *m);
+
+/* Gives the memory of parameter tensor i back to the kernel (the whole
+ * pages inside it; core/mem.h): its values read as 0 afterwards, and the
+ * parameters version does not change. Only for a model that is from then
+ * on the shape and the remaining tensors for a sampler that packed tensor
+ * i already (rlvr_sampler_pack_tensor): never for one that trains, is
+ * saved, or whose sampler may repack. */
+void rlvr_model_release_tensor(rlvr_model *m, int i);
 
 const rlvr_model_config *rlvr_model_config_of(const rlvr_model *m);
 /* Number of distinct parameters (the tied LM head counted once). */
@@ -125,6 +138,8 @@ const rlvr_param_views *rlvr_model_grad_views(const rlvr_model *m);
  * checkpoints and tests; a tied lm_head reports 0 elements. */
 const char *rlvr_model_tensor_name(int i);
 size_t rlvr_model_tensor_size(const rlvr_model *m, int i);
+/* Where tensor i starts in the flat buffers (elements). */
+size_t rlvr_model_tensor_offset(const rlvr_model *m, int i);
 /* True for the matrices AdamW decays (embed, wq, wk, wv, wo, w_gate, w_up,
  * w_down, lm_head); false for the RMSNorm weights and the q/k/v biases. */
 bool rlvr_model_tensor_decays(int i);

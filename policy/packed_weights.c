@@ -61,10 +61,13 @@ int packed_weights_init_as(packed_weights *p, const rlvr_model *model, rlvr_samp
     return 0;
 }
 
-void packed_weights_pack(packed_weights *p) {
+void packed_weights_pack(packed_weights *p) { packed_weights_pack_range(p, NULL, NULL); }
+
+void packed_weights_pack_range(packed_weights *p, const float *lo, const float *hi) {
 #pragma omp parallel for schedule(dynamic, 1) if (p->n_jobs > 1)
     for (int i = 0; i < p->n_jobs; i++) {
         const packed_job *j = &p->jobs[i];
+        if (lo && (j->src < lo || j->src >= hi)) continue;
         int groups = (j->OC + MATMUL_GROUP - 1) / MATMUL_GROUP;
         if (p->format == RLVR_SAMPLER_WEIGHTS_F32)
             matmul_pack(j->dst, j->src, j->OC, j->C, 0, groups);

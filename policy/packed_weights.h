@@ -50,6 +50,8 @@ int packed_weights_init_as(packed_weights *p, const rlvr_model *model, rlvr_samp
 /* Copies the model's current matrices in (f32: about 15 ms per 100 MB of
  * weights on one core; the matrices are shared out among the threads). */
 void packed_weights_pack(packed_weights *p);
+/* Only the matrices whose source lies in [lo, hi) (one parameter tensor). */
+void packed_weights_pack_range(packed_weights *p, const float *lo, const float *hi);
 void packed_weights_free(packed_weights *p);
 
 #endif

@@ -289,7 +289,7 @@ static void refresh_packed(rlvr_sampler *s) {
     s->packed_version = version;
 }
 
-int rlvr_sampler_new(rlvr_sampler **out, const rlvr_model *model, const rlvr_sampler_config *cfg) {
+static int sampler_make(rlvr_sampler **out, const rlvr_model *model, const rlvr_sampler_config *cfg, bool pack) {
     *out = NULL;
     const rlvr_model_config *mc = rlvr_model_config_of(model);
     RLVR_TRY(check_config(cfg, mc));
@@ -315,9 +315,29 @@ int rlvr_sampler_new(rlvr_sampler **out, const rlvr_model *model, const rlvr_sam
         return rc;
     }
     s->packed_version = rlvr_model_params_version(model) - 1; /* not packed yet */
-    refresh_packed(s);
+    if (pack) refresh_packed(s);
     *out = s;
     return 0;
+}
+
+int rlvr_sampler_new(rlvr_sampler **out, const rlvr_model *model, const rlvr_sampler_config *cfg) {
+    return sampler_make(out, model, cfg, true);
+}
+
+int rlvr_sampler_new_unpacked(rlvr_sampler **out, const rlvr_model *model, const rlvr_sampler_config *cfg) {
+    return sampler_make(out, model, cfg, false);
+}
+
+bool rlvr_sampler_pack_tensor(rlvr_sampler *s, int i) {
+    size_t n = rlvr_model_tensor_size(s->model, i);
+    const float *lo = rlvr_model_params_read(s->model) + rlvr_model_tensor_offset(s->model, i);
+    double t0 = omp_get_wtime();
+    if (n > 0) packed_weights_pack_range(&s->pw, lo, lo + n);
+    s->pack_seconds += omp_get_wtime() - t0;
+    s->packed_version = rlvr_model_params_version(s->model);
+    bool packed = false;
+    for (int j = 0; n > 0 && j < s->pw.n_jobs; j++) packed |= s->pw.jobs[j].src >= lo && s->pw.jobs[j].src < lo + n;
+    return packed && lo != rlvr_model_param_views(s->model)->embed;
 }
 
 void rlvr_sampler_free(rlvr_sampler *s) {

@@ -153,6 +153,23 @@ int rlvr_sampler_config_validate(const rlvr_config *cfg, const rlvr_model_config
 int rlvr_sampler_new(rlvr_sampler **out, const rlvr_model *model, const rlvr_sampler_config *cfg);
 void rlvr_sampler_free(rlvr_sampler *s);
 
+/* Streamed loading, for a model whose parameters are read in one tensor at
+ * a time (a blank model, rlvr_model_new_blank) so that the float32
+ * matrices are never all resident: new_unpacked makes the sampler without
+ * packing anything; after each tensor i is written into the model,
+ * pack_tensor packs the matrices whose source lies in it (the tied LM head
+ * lies in embed) and marks the packed copy current for the model's present
+ * parameters version, so a later call does not pack again from the model.
+ * Call it for every tensor written, the ones with no matrix included, the
+ * last one after the last write; the model may then release the tensors
+ * it returns true for (rlvr_model_release_tensor; the sampler still reads
+ * embed, the norm weights and the biases from the model). A later change of the
+ * model's parameters packs everything from the model again, as always. */
+int rlvr_sampler_new_unpacked(rlvr_sampler **out, const rlvr_model *model, const rlvr_sampler_config *cfg);
+/* True when the sampler no longer reads tensor i from the model: it packed
+ * matrices from it and it is not the embedding table the lookup reads. */
+bool rlvr_sampler_pack_tensor(rlvr_sampler *s, int i);
+
 const rlvr_sampler_config *rlvr_sampler_config_of(const rlvr_sampler *s);
 
 /* Seconds the last packing of the weights took (at creation, or at the

@@ -7,6 +7,7 @@
 #include "core/sys.h"
 #include "core/text.h"
 #include "io/checkpoint.h"
+#include "train/sampling.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -80,21 +81,18 @@ static int check_options(const rlvr_generate_options *o) {
     return 0;
 }
 
+/* The checkpoint's tokenizer, then its model with the sampler
+ * (train/sampling.h: loaded tensor by tensor for a packed format). */
 static int load_checkpoint(rlvr_generator *g) {
     rlvr_checkpoint *ck = NULL;
+    rlvr_model_config mc;
     int rc = rlvr_checkpoint_open(&ck, g->opt.checkpoint);
-    if (rc == 0) rc = rlvr_checkpoint_load_model(ck, &g->model);
+    if (rc == 0) rc = rlvr_checkpoint_model_config(ck, &mc);
     if (rc == 0) rc = rlvr_checkpoint_read_tokenizer(ck, &g->tok);
-    rlvr_checkpoint_close(ck);
-    if (rc == 0) rc = rlvr_tokenizer_check_model(g->tok, rlvr_model_config_of(g->model));
-    return rc;
-}
-
-static int make_sampler(rlvr_generator *g) {
-    const rlvr_model_config *mc = rlvr_model_config_of(g->model);
-    if (g->opt.context < 0 || g->opt.context > mc->max_seq)
-        return RLVR_FAIL(RLVR_EINVAL, "context %d must be in [1, %d] (the model's max_seq; 0 = all of it)",
-                         (int)g->opt.context, mc->max_seq);
+    if (rc == 0) rc = rlvr_tokenizer_check_model(g->tok, &mc);
+    if (rc == 0 && (g->opt.context < 0 || g->opt.context > mc.max_seq))
+        rc = RLVR_FAIL(RLVR_EINVAL, "context %d must be in [1, %d] (the model's max_seq; 0 = all of it)",
+                       (int)g->opt.context, mc.max_seq);
     rlvr_sampler_config sc;
     rlvr_sampler_config_default(&sc);
     sc.temperature = g->opt.temperature;
@@ -104,8 +102,9 @@ static int make_sampler(rlvr_generator *g) {
     sc.context = g->opt.context;
     sc.max_new_tokens = g->opt.max_new;
     sc.weights = g->opt.weights;
-    RLVR_TRY(rlvr_sampler_new(&g->sampler, g->model, &sc));
-    if (g->opt.ignore_stop) return 0; /* g->n_stops = 0: the sampler has none either */
+    if (rc == 0) rc = rlvr_sampling_load(ck, &sc, &g->model, &g->sampler);
+    rlvr_checkpoint_close(ck);
+    if (rc < 0 || g->opt.ignore_stop) return rc; /* g->n_stops = 0: the sampler has none either */
     g->n_stops = rlvr_template_stop_tokens(g->tok, g->stops);
     return rlvr_sampler_set_stop_tokens(g->sampler, g->stops, g->n_stops);
 }
@@ -117,7 +116,6 @@ int rlvr_generator_open(rlvr_generator **out, const rlvr_generate_options *o) {
     if (!g) return RLVR_FAIL(RLVR_ENOMEM, "generate: out of memory");
     g->opt = *o;
     int rc = load_checkpoint(g);
-    if (rc == 0) rc = make_sampler(g);
     if (rc == 0 && !(g->streamed = calloc((size_t)o->samples, sizeof *g->streamed)))
         rc = RLVR_FAIL(RLVR_ENOMEM, "generate: out of memory");
     if (rc < 0) {

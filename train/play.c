@@ -4,25 +4,33 @@
 #include "core/error.h"
 #include "enclave/config.h"
 #include "io/checkpoint.h"
+#include "train/sampling.h"
 
 #include <string.h>
 
-/* The checkpoint's model and tokenizer, or a small random-weights model
- * with the byte tokenizer. */
-static int load_model(rlvr_model **out, rlvr_tokenizer **tok, const rlvr_play_options *o, int32_t context) {
+/* The checkpoint's tokenizer, model and a sampler on it (train/sampling.h),
+ * or a small random-weights model with the byte tokenizer. The sampler's
+ * context fits `context` (the task's budget) and the model. */
+static int load_policy(rlvr_play *p, const rlvr_play_options *o, int32_t context, rlvr_sampler_config *sc) {
+    rlvr_model_config cfg;
     if (o->checkpoint) {
         rlvr_checkpoint *ck = NULL;
         RLVR_TRY(rlvr_checkpoint_open(&ck, o->checkpoint));
-        int rc = rlvr_checkpoint_load_model(ck, out);
-        if (rc == 0) rc = rlvr_checkpoint_read_tokenizer(ck, tok);
+        int rc = rlvr_checkpoint_model_config(ck, &cfg);
+        if (rc == 0) rc = rlvr_checkpoint_read_tokenizer(ck, &p->tok);
+        if (rc == 0) rc = rlvr_tokenizer_check_model(p->tok, &cfg);
+        sc->context = context < cfg.max_seq ? context : cfg.max_seq;
+        if (rc == 0) rc = rlvr_sampling_load(ck, sc, &p->model, &p->sampler);
         rlvr_checkpoint_close(ck);
         return rc;
     }
-    RLVR_TRY(rlvr_tokenizer_new_byte(tok));
-    rlvr_model_config cfg = {.vocab = rlvr_tokenizer_vocab_size(*tok), .d_model = 64, .n_layers = 2, .n_heads = 4,
-                             .n_kv_heads = 2, .d_ff = 128, .max_seq = context, .rope_theta = 10000.0f,
-                             .norm_eps = 1e-5f, .init_seed = o->seed, .init_std = 0.02f};
-    return rlvr_model_new(out, &cfg);
+    RLVR_TRY(rlvr_tokenizer_new_byte(&p->tok));
+    cfg = (rlvr_model_config){.vocab = rlvr_tokenizer_vocab_size(p->tok), .d_model = 64, .n_layers = 2,
+                              .n_heads = 4, .n_kv_heads = 2, .d_ff = 128, .max_seq = context,
+                              .rope_theta = 10000.0f, .norm_eps = 1e-5f, .init_seed = o->seed, .init_std = 0.02f};
+    RLVR_TRY(rlvr_model_new(&p->model, &cfg));
+    sc->context = context;
+    return rlvr_sampler_new(&p->sampler, p->model, sc);
 }
 
 /* The harness settings the checkpoint was trained with ([harness],
@@ -53,16 +61,13 @@ int rlvr_play_open(rlvr_play *p, const rlvr_play_options *o, int slots) {
     RLVR_TRY(rlvr_task_load_file(&p->task, o->task));
     rlvr_task_budgets b;
     rlvr_task_budgets_resolve(&p->task->budgets, &p->opt.budgets, &b);
-    RLVR_TRY(load_model(&p->model, &p->tok, o, (int32_t)b.context_tokens));
-    RLVR_TRY(rlvr_tokenizer_check_model(p->tok, rlvr_model_config_of(p->model)));
     rlvr_sampler_config sc;
     rlvr_sampler_config_default(&sc);
     sc.temperature = o->temperature;
     sc.kv_slots = slots;
-    int32_t max_seq = rlvr_model_config_of(p->model)->max_seq;
-    sc.context = b.context_tokens < max_seq ? (int32_t)b.context_tokens : max_seq;
     sc.seed = o->seed;
-    RLVR_TRY(rlvr_sampler_new(&p->sampler, p->model, &sc));
+    sc.weights = o->weights;
+    RLVR_TRY(load_policy(p, o, (int32_t)b.context_tokens, &sc));
     if (p->task->verifier == RLVR_VERIFIER_TESTS) {
         RLVR_TRY(rlvr_sandbox_host_new(&p->host, &ho));
         p->opt.host = p->host;

@@ -17,6 +17,8 @@ typedef struct {
     const char *checkpoint;  /* NULL: random weights */
     uint64_t seed;           /* sampling seed (and the random model's init seed) */
     float temperature;
+    rlvr_sampler_weights weights; /* the sampler's weight format (f32, the default: the trainer's own
+                                     log-probs; bf16 and q8_0 keep less of the model in memory) */
     /* the key tables the checkpoint's stored configuration is parsed with
      * ([harness], [repetition] and [sandbox] are read from it) */
     const rlvr_config_key *const *schemas;
