@@ -21,6 +21,7 @@
 #include "io/checkpoint.h"
 #include "policy/model.h"
 #include "test.h"
+#include "train_fixtures.h"
 #include "train/conversation.h"
 #include "train/generate.h"
 
@@ -34,7 +35,6 @@
 static int write_random_checkpoint(const char *dir, char *path, size_t cap) {
     rlvr_tokenizer *tok = NULL;
     rlvr_model *m = NULL;
-    rlvr_checkpoint_writer *w = NULL;
     int rc = rlvr_tokenizer_new_byte(&tok);
     if (rc == 0) {
         rlvr_model_config c = {.vocab = rlvr_tokenizer_vocab_size(tok), .d_model = 32, .n_layers = 2, .n_heads = 4,
@@ -42,13 +42,7 @@ static int write_random_checkpoint(const char *dir, char *path, size_t cap) {
                                .norm_eps = 1e-5f, .init_seed = 11, .init_std = 0.2f};
         rc = rlvr_model_new(&m, &c);
     }
-    rlvr_checkpoint_options opt = RLVR_CHECKPOINT_OPTIONS_INIT;
-    opt.fsync = false;
-    if (rc == 0) rc = rlvr_checkpoint_begin(&w, dir, &opt);
-    if (rc == 0) rc = rlvr_checkpoint_put_model(w, m);
-    if (rc == 0) rc = rlvr_checkpoint_put_tokenizer(w, tok);
-    if (rc == 0) rc = rlvr_checkpoint_commit(w, path, cap);
-    else if (w) rlvr_checkpoint_abort(w);
+    if (rc == 0) rc = fixture_save_checkpoint(dir, m, tok, path, cap);
     rlvr_model_free(m);
     rlvr_tokenizer_free(tok);
     return rc;

@@ -16,6 +16,7 @@
 #include "policy/model.h"
 #include "policy/sampler.h"
 #include "test.h"
+#include "train_fixtures.h"
 #include "train/sampling.h"
 
 #include <stdint.h>
@@ -28,7 +29,6 @@ enum { SLOTS = 3, STEPS = 24 };
 static int write_checkpoint(const char *dir, bool tied, char *path, size_t cap) {
     rlvr_tokenizer *tok = NULL;
     rlvr_model *m = NULL;
-    rlvr_checkpoint_writer *w = NULL;
     int rc = rlvr_tokenizer_new_byte(&tok);
     if (rc == 0) {
         rlvr_model_config c = {.vocab = rlvr_tokenizer_vocab_size(tok), .d_model = 64, .n_layers = 2, .n_heads = 4,
@@ -45,13 +45,7 @@ static int write_checkpoint(const char *dir, bool tied, char *path, size_t cap) 
             for (size_t k = 0; k < rlvr_model_tensor_size(m, i); k++) t[k] = 0.01f * (float)((k * 7 + (size_t)i) % 13);
         }
     }
-    rlvr_checkpoint_options opt = RLVR_CHECKPOINT_OPTIONS_INIT;
-    opt.fsync = false;
-    if (rc == 0) rc = rlvr_checkpoint_begin(&w, dir, &opt);
-    if (rc == 0) rc = rlvr_checkpoint_put_model(w, m);
-    if (rc == 0) rc = rlvr_checkpoint_put_tokenizer(w, tok);
-    if (rc == 0) rc = rlvr_checkpoint_commit(w, path, cap);
-    else if (w) rlvr_checkpoint_abort(w);
+    if (rc == 0) rc = fixture_save_checkpoint(dir, m, tok, path, cap);
     rlvr_model_free(m);
     rlvr_tokenizer_free(tok);
     return rc;
