@@ -60,7 +60,17 @@ live_of() {
 }
 
 # state_of ID: Slurm's state of one job (squeue keeps finished jobs MinJobAge s)
-state_of() { squeue -h -t all -j "$1" -o %T 2> /dev/null || true; }
+# An empty answer is squeue failing (slurmctld busy under load: "socket
+# timed out"), never a job of this test, which Slurm keeps that long: ask again.
+state_of() {
+  local s="" try
+  for try in 1 2 3 4 5; do
+    s=$(squeue -h -t all -j "$1" -o %T 2> /dev/null || true)
+    [ -n "$s" ] && break
+    sleep 2
+  done
+  printf '%s\n' "$s"
+}
 
 # kick: a trivial job of this test; submitting it makes slurmctld run its
 # main scheduling pass now, instead of up to 60 s (sched_interval) after a

@@ -48,7 +48,8 @@ wait_gone "$ids" || fail "chain A did not finish"
 "$RLVR" status "$A" > "$dir/a.status" || fail "status A"
 cat "$dir/a.status"
 for p in sft train1 gate1 train2 gate2; do
-  [ "$(state_of "$(id_of "$A" $p)")" = COMPLETED ] || { cat "$A"/chain/logs/*; fail "$p did not complete"; }
+  st=$(state_of "$(id_of "$A" $p)")
+  [ "$st" = COMPLETED ] || { cat "$A"/chain/logs/*; fail "$p (job $(id_of "$A" $p)) did not complete: squeue says [$st]"; }
   grep -qE "^$p +$(id_of "$A" $p) +COMPLETED +0:0 " "$dir/a.status" || fail "status row of $p"
 done
 grep -qE '^gate1 .* pass$' "$dir/a.status" && grep -qE '^gate2 .* pass$' "$dir/a.status" || fail "gates did not pass"

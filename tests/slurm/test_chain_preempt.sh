@@ -78,7 +78,8 @@ wait_gone "$ids" || fail "the chain did not finish"
 "$RLVR" status "$P" > "$dir/status.out" || fail "status"
 cat "$dir/status.out"
 for p in sft train1 train2; do
-  [ "$(state_of "$(id_of "$P" $p)")" = COMPLETED ] || { cat "$P"/chain/logs/*; fail "$p did not complete"; }
+  st=$(state_of "$(id_of "$P" $p)")
+  [ "$st" = COMPLETED ] || { cat "$P"/chain/logs/*; fail "$p (job $(id_of "$P" $p)) did not complete: squeue says [$st]"; }
   [ -f "$P/chain/$p.done" ] || fail "no marker for $p"
 done
 for j in "$t1" "$t2"; do
